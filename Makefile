@@ -1,0 +1,89 @@
+# Everything runs in this Makefile's own virtual environment (.venv by default).
+# `make profile` is the main job; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+DEPS := $(VENV)/.deps-installed
+
+# Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
+PATTERN ?=
+FACTORY ?=
+PROFILE_ARGS ?=
+NODES ?= 3
+
+.PHONY: help venv build test test-unit test-integration profile bench bench-quick \
+	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
+	wheel sdist typecheck clean
+
+help:
+	@echo "make profile     build, start the local Cassandra, profile the default patterns, write flamegraphs"
+	@echo "make test        the whole suite (unit + integration, both implementations)"
+	@echo "make bench       benchmarks at three depths (about 10 min); bench-quick (about 1 min)"
+	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
+	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
+
+$(DEPS): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q setuptools wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
+	$(BIN)/pip install -q --no-build-isolation -e ".[dev]"
+	touch $@
+
+venv: $(DEPS)
+
+# Rebuilds the compiled modules in place when an ext/*.pyx changed (a no-op otherwise).
+build: $(DEPS)
+	$(PY) setup.py -q build_ext --inplace
+
+test: build
+	$(PY) -m pytest
+
+test-unit: build
+	$(PY) -m pytest -m "not integration and not slow"
+
+test-integration: build
+	$(PY) -m pytest -m integration
+
+profile: build
+	$(PY) -m profiling run --default $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
+
+bench: build
+	$(PY) -m benchmarks.run --size full
+
+bench-quick: build
+	$(PY) -m benchmarks.run --size quick
+
+cassandra-fetch: $(DEPS)
+	$(PY) -m profiling.node fetch
+
+cassandra-up: $(DEPS)
+	$(PY) -m profiling.node up
+
+cassandra-down: $(DEPS)
+	$(PY) -m profiling.node down
+
+cassandra-status: $(DEPS)
+	$(PY) -m profiling.node status
+
+cluster-up: $(DEPS)
+	$(PY) -m profiling.node up --nodes $(NODES)
+
+cluster-down: cassandra-down
+
+wheel: $(DEPS)
+	rm -rf dist/*.whl wheelhouse
+	$(BIN)/pip wheel --no-deps --no-build-isolation -w dist .
+	$(BIN)/auditwheel repair -w dist dist/pyfactories-*-linux_*.whl \
+		&& rm -f dist/pyfactories-*-linux_*.whl \
+		|| echo "auditwheel could not repair the wheel: keeping the linux_* tag"
+	ls dist/
+
+sdist: $(DEPS)
+	$(PY) -m build --sdist --no-isolation
+
+typecheck: $(DEPS)
+	$(BIN)/mypy tests/typing_user.py
+
+clean:
+	rm -rf build dist wheelhouse *.egg-info pyfactories/*.so ext/*.c

@@ -1,0 +1,267 @@
+# cython: language_level=3
+"""Compiled row factories: the same functions as ``pyfactories._python``.
+
+What costs time in the driver's factories is not the rows but what is rebuilt
+for every result set (a namedtuple class) and the per-row Python calls
+(``Row(*row)``, ``dict(zip(...))``). Here the class and the dict keys come from
+a bounded LRU cache keyed by the column list, with a fast path when a result
+has the same columns as the previous one; rows are then filled in C, one
+allocation each, by copying references out of the decoded value tuples.
+
+Input is checked as in the pure-Python twin (same exceptions, same messages):
+nothing the caller passes can make this module read out of bounds.
+"""
+
+from collections import OrderedDict
+
+from cpython.dict cimport PyDict_Copy, PyDict_SetItem
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject_SetItem
+from cpython.ref cimport Py_INCREF
+
+from pyfactories._python import CacheInfo, DEFAULT_CACHE_SIZE, _check_maxsize
+from pyfactories._rowclass import make_row_class
+
+import threading
+
+cdef extern from *:
+    """
+    /* A new instance of the tuple subclass `cls` holding the items of `values`
+       (a list or tuple, checked by the caller). This is what tuple.__new__(cls, values)
+       does, minus the argument parsing and the iteration protocol. */
+    static PyObject *pf_new_tuple_row(PyObject *cls, PyObject *values) {
+        Py_ssize_t i, n = PySequence_Fast_GET_SIZE(values);
+        PyObject **src;
+        PyObject *row = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+        if (row == NULL) return NULL;
+        /* The allocation may run a garbage collection, and with it finalizers that
+           could resize a list row: read its items only now, and only if it still fits. */
+        if (PySequence_Fast_GET_SIZE(values) != n) {
+            Py_DECREF(row);
+            PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was being copied");
+            return NULL;
+        }
+        src = PySequence_Fast_ITEMS(values);
+        for (i = 0; i < n; i++) {
+            Py_INCREF(src[i]);
+            PyTuple_SET_ITEM(row, i, src[i]);
+        }
+        return row;
+    }
+
+    /* A copy of `template` (a dict whose keys are `keys`) with every key set to the
+       matching item of `values`. Copying a small dict clones its key table in one go,
+       and each store then finds its slot by the key's cached hash and identity. */
+    static PyObject *pf_new_dict_row(PyObject *template, PyObject *keys, PyObject *values) {
+        Py_ssize_t i, n = PyTuple_GET_SIZE(keys);
+        PyObject **src;
+        PyObject *row = PyDict_Copy(template);
+        if (row == NULL) return NULL;
+        if (PySequence_Fast_GET_SIZE(values) != n) {  /* see pf_new_tuple_row */
+            Py_DECREF(row);
+            PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was being copied");
+            return NULL;
+        }
+        src = PySequence_Fast_ITEMS(values);
+        for (i = 0; i < n; i++) {
+            if (PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), src[i]) < 0) {
+                Py_DECREF(row);
+                return NULL;
+            }
+        }
+        return row;
+    }
+    """
+    object pf_new_tuple_row(object cls, object values)
+    object pf_new_dict_row(object template, object keys, object values)
+    bint PyList_CheckExact(object)
+    bint PyList_Check(object)
+    bint PyTuple_Check(object)
+    bint PyUnicode_Check(object)
+    bint PyUnicode_CheckExact(object)
+    bint PyType_IsSubtype(type, type)
+    Py_ssize_t PySequence_Fast_GET_SIZE(object)
+
+
+cdef inline Py_ssize_t _row_count(object rows) except -1:
+    if not (PyList_Check(rows) or PyTuple_Check(rows)):
+        raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
+    return PySequence_Fast_GET_SIZE(rows)
+
+
+cdef inline object _checked_row(object rows, Py_ssize_t i, Py_ssize_t ncols):
+    """Row ``i`` of ``rows`` once it is known to be a list/tuple of ``ncols`` values."""
+    row = rows[i]
+    if not (PyTuple_Check(row) or PyList_Check(row)):
+        raise TypeError(f"row {i} must be a tuple or list, not {type(row).__name__}")
+    if PySequence_Fast_GET_SIZE(row) != ncols:
+        raise ValueError(f"row {i} has {len(row)} values but there are {ncols} columns")
+    return row
+
+
+cdef tuple _column_key(object colnames):
+    """Check ``colnames`` and return it as a tuple of exact ``str`` (no user ``__eq__``/``__hash__`` inside)."""
+    if not (PyList_Check(colnames) or PyTuple_Check(colnames)):
+        raise TypeError(f"colnames must be a list or tuple of str, not {type(colnames).__name__}")
+    names = []
+    for i, name in enumerate(colnames):
+        if not PyUnicode_Check(name):
+            raise TypeError(f"column name {i} must be str, not {type(name).__name__}")
+        names.append(name if PyUnicode_CheckExact(name) else str.__str__(name))
+    return tuple(names)
+
+
+cdef inline bint _same_columns(tuple key, object colnames):
+    """True when ``colnames`` (a checked list/tuple) holds exactly the strings of ``key``."""
+    cdef Py_ssize_t i, n = len(key)
+    if PySequence_Fast_GET_SIZE(colnames) != n:
+        return False
+    for i in range(n):
+        name = colnames[i]
+        if name is key[i]:
+            continue
+        if not PyUnicode_CheckExact(name) or name != key[i]:
+            return False
+    return True
+
+
+cdef class ColumnSetCache:
+    """A bounded LRU cache from column lists to what is built from them.
+
+    Hits take no lock: under the GIL the dict operations on exact-``str`` keys
+    run no Python code, so they cannot interleave. A miss takes the lock so a
+    class is built once even when many threads see a new column list at once.
+    """
+
+    cdef object _build
+    cdef object _entries
+    cdef object _lock
+    cdef tuple _last
+    cdef Py_ssize_t _maxsize
+    cdef readonly Py_ssize_t hits, misses
+
+    def __init__(self, build, maxsize=DEFAULT_CACHE_SIZE):
+        self._build = build
+        self._entries = OrderedDict()
+        self._lock = threading.Lock()
+        self._last = ((), None)
+        self._maxsize = _check_maxsize(maxsize)
+
+    cdef object get(self, object colnames):
+        cdef tuple last = self._last
+        if (PyList_CheckExact(colnames) or PyTuple_Check(colnames)) and _same_columns(<tuple>last[0], colnames):
+            self.hits += 1
+            return last[1]
+        cdef tuple key = _column_key(colnames)
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+        else:
+            with self._lock:
+                value = self._entries.get(key)
+                if value is None:
+                    value = self._build(key)
+                    self.misses += 1
+                    self._entries[key] = value
+                    self._evict()
+                else:
+                    self.hits += 1
+        self._last = (key, value)
+        return value
+
+    cdef void _evict(self) except *:
+        while len(self._entries) > self._maxsize:
+            self._entries.popitem(last=False)
+
+    def resize(self, maxsize):
+        with self._lock:
+            self._maxsize = _check_maxsize(maxsize)
+            self._evict()
+            self._last = ((), None)
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self._last = ((), None)
+            self.hits = self.misses = 0
+
+    def info(self):
+        return CacheInfo(self.hits, self.misses, self._maxsize, len(self._entries))
+
+
+def _checked_row_class(tuple key):
+    cls = make_row_class(key)
+    # pf_new_tuple_row relies on the tuple memory layout: refuse anything else.
+    if not (isinstance(cls, type) and PyType_IsSubtype(cls, tuple)
+            and (<type>cls).__basicsize__ == tuple.__basicsize__):
+        raise TypeError(f"row class {cls!r} is not a plain tuple subclass")
+    return key, cls
+
+
+def _dict_template(tuple key):
+    return key, dict.fromkeys(key)
+
+
+cdef ColumnSetCache _row_classes = ColumnSetCache(_checked_row_class)
+cdef ColumnSetCache _key_sets = ColumnSetCache(_dict_template)
+
+# Each factory fills a preallocated list; if a row is refused half-way, the
+# list's empty slots are simply skipped when it is freed.
+
+
+def cached_named_tuple_factory(colnames, rows):
+    """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
+    cdef tuple keys
+    keys, cls = _row_classes.get(colnames)
+    cdef Py_ssize_t i, ncols = len(keys), n = _row_count(rows)
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        row = pf_new_tuple_row(cls, _checked_row(rows, i, ncols))
+        Py_INCREF(row)
+        PyList_SET_ITEM(out, i, row)
+    return out
+
+
+def dict_factory(colnames, rows):
+    """Rows as dicts, like the driver's ``dict_factory`` (a repeated column: the last value wins)."""
+    cdef tuple keys
+    keys, template = _key_sets.get(colnames)
+    cdef Py_ssize_t i, ncols = len(keys), n = _row_count(rows)
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        row = pf_new_dict_row(template, keys, _checked_row(rows, i, ncols))
+        Py_INCREF(row)
+        PyList_SET_ITEM(out, i, row)
+    return out
+
+
+def ordered_dict_factory(colnames, rows):
+    """Rows as ``OrderedDict``, like the driver's ``ordered_dict_factory``."""
+    cdef tuple keys = _key_sets.get(colnames)[0]
+    cdef Py_ssize_t i, j, ncols = len(keys), n = _row_count(rows)
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        values = _checked_row(rows, i, ncols)
+        row = OrderedDict()
+        for j in range(ncols):
+            PyObject_SetItem(row, keys[j], values[j])
+        Py_INCREF(row)
+        PyList_SET_ITEM(out, i, row)
+    return out
+
+
+def cache_info():
+    """Hits, misses and size of the row-class cache."""
+    return _row_classes.info()
+
+
+def set_cache_size(maxsize):
+    """Bound both column-list caches (row classes and dict keys) to ``maxsize`` entries."""
+    _row_classes.resize(maxsize)
+    _key_sets.resize(maxsize)
+
+
+def cache_clear():
+    _row_classes.clear()
+    _key_sets.clear()

@@ -1,0 +1,49 @@
+"""Fast, cached row factories for the Apache Cassandra Python driver.
+
+    from pyfactories import cached_named_tuple_factory
+    session.row_factory = cached_named_tuple_factory
+
+``__impl__`` says which implementation is in use: ``"cython"`` or ``"python"``.
+"""
+
+from typing import TYPE_CHECKING
+
+from cassandra.query import tuple_factory
+
+from ._impl import name as __impl__
+from ._python import CacheInfo
+from .lwt import was_applied
+
+if TYPE_CHECKING:  # both implementations share the pure-Python signatures
+    from ._python import (
+        cache_clear,
+        cache_info,
+        cached_named_tuple_factory,
+        dict_factory,
+        ordered_dict_factory,
+        set_cache_size,
+    )
+else:
+    from ._impl import impl as _impl
+
+    cached_named_tuple_factory = _impl.cached_named_tuple_factory
+    dict_factory = _impl.dict_factory
+    ordered_dict_factory = _impl.ordered_dict_factory
+    cache_info = _impl.cache_info
+    set_cache_size = _impl.set_cache_size
+    cache_clear = _impl.cache_clear
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__impl__",
+    "CacheInfo",
+    "cache_clear",
+    "cache_info",
+    "cached_named_tuple_factory",
+    "dict_factory",
+    "ordered_dict_factory",
+    "set_cache_size",
+    "tuple_factory",
+    "was_applied",
+]

@@ -1,0 +1,107 @@
+"""Bad input gets a clear TypeError/ValueError from both implementations, never a crash."""
+
+import gc
+import sys
+import tracemalloc
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+FACTORIES = ["cached_named_tuple_factory", "dict_factory", "ordered_dict_factory"]
+
+
+@pytest.fixture(params=FACTORIES)
+def factory(impl, request):
+    return getattr(impl, request.param)
+
+
+@pytest.mark.parametrize(
+    "colnames, rows, error, message",
+    [
+        (["a"], None, TypeError, "rows must be a list of rows, not NoneType"),
+        (["a"], iter([(1,)]), TypeError, "rows must be a list of rows, not list_iterator"),
+        (["a"], {(1,)}, TypeError, "rows must be a list of rows, not set"),
+        (["a"], [(1,), 5], TypeError, "row 1 must be a tuple or list, not int"),
+        (["a"], ["x"], TypeError, "row 0 must be a tuple or list, not str"),
+        (["a", "b"], [(1, 2), (1,)], ValueError, "row 1 has 1 values but there are 2 columns"),
+        (["a"], [(1, 2)], ValueError, "row 0 has 2 values but there are 1 columns"),
+        (["a"], [()], ValueError, "row 0 has 0 values but there are 1 columns"),
+        (["a", 1], [(1, 2)], TypeError, "column name 1 must be str, not int"),
+        ([None], [(1,)], TypeError, "column name 0 must be str, not NoneType"),
+        ([b"a"], [(1,)], TypeError, "column name 0 must be str, not bytes"),
+        ("ab", [(1, 2)], TypeError, "colnames must be a list or tuple of str, not str"),
+        (None, [], TypeError, "colnames must be a list or tuple of str, not NoneType"),
+    ],
+)
+def test_clear_errors(factory, colnames, rows, error, message):
+    with pytest.raises(error) as excinfo:
+        factory(colnames, rows)
+    assert str(excinfo.value) == message
+
+
+def test_error_after_a_cache_hit(factory):
+    factory(["a", "b"], [(1, 2)])
+    with pytest.raises(ValueError, match="row 0 has 3 values"):
+        factory(["a", "b"], [(1, 2, 3)])
+    with pytest.raises(TypeError, match="column name 1 must be str"):
+        factory(["a", 2], [(1, 2)])
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    colnames=st.one_of(st.none(), st.integers(), st.lists(st.one_of(st.text(max_size=3), st.integers()), max_size=4)),
+    rows=st.one_of(
+        st.none(),
+        st.text(max_size=3),
+        st.lists(st.one_of(st.none(), st.integers(), st.lists(st.integers(), max_size=5), st.tuples(st.integers())), max_size=4),
+    ),
+)
+def test_arbitrary_input_returns_or_raises_cleanly(factory, colnames, rows):
+    try:
+        out = factory(colnames, rows)
+    except (TypeError, ValueError):
+        return
+    assert len(out) == len(rows)
+
+
+def test_no_reference_or_memory_leak(factory):
+    """Many calls, good and bad: reference counts of the inputs and traced memory stay flat."""
+    cols = ["alpha", "beta", "gamma"]
+    value = object()
+    rows = [(value, 2, "x")] * 50
+    bad_rows = [(value, 2, "x"), (value,)]
+
+    def work():
+        for _ in range(200):
+            factory(cols, rows)
+            factory(list(cols), rows)
+            with pytest.raises(ValueError):
+                factory(cols, bad_rows)
+
+    work()  # warm caches and interpreter state
+    gc.collect()
+    refs_before = (sys.getrefcount(value), sys.getrefcount(cols[0]), sys.getrefcount(rows))
+    tracemalloc.start()
+    try:
+        work()
+        gc.collect()
+        first, _ = tracemalloc.get_traced_memory()
+        work()
+        work()
+        gc.collect()
+        second, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (sys.getrefcount(value), sys.getrefcount(cols[0]), sys.getrefcount(rows)) == refs_before
+    # 600 more calls (30,000 rows) may not keep memory: allow allocator noise only.
+    assert second - first < 16 * 1024
+
+
+def test_rows_keep_their_values_alive(impl):
+    value = object()
+    before = sys.getrefcount(value)
+    out = impl.cached_named_tuple_factory(["a", "b"], [(value, value)] * 10)
+    assert sys.getrefcount(value) == before + 20
+    del out
+    assert sys.getrefcount(value) == before

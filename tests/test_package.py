@@ -1,0 +1,86 @@
+"""The public API, the implementation selector, cross-process pickling."""
+
+import concurrent.futures
+import multiprocessing
+import os
+import subprocess
+import sys
+
+import pytest
+from cassandra import query
+
+import pyfactories
+
+PUBLIC = {
+    "cached_named_tuple_factory",
+    "dict_factory",
+    "ordered_dict_factory",
+    "tuple_factory",
+    "was_applied",
+    "cache_info",
+    "set_cache_size",
+    "cache_clear",
+    "CacheInfo",
+    "__impl__",
+}
+
+
+def test_public_names():
+    assert PUBLIC <= set(pyfactories.__all__)
+    assert pyfactories.tuple_factory is query.tuple_factory
+
+
+def test_default_is_compiled_in_this_build():
+    assert pyfactories.__impl__ == "cython"
+    assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories._speedups"
+
+
+def _impl_in_subprocess(env_value, extra_code=""):
+    env = dict(os.environ)
+    env.pop("PYFACTORIES_NO_EXTENSIONS", None)
+    if env_value is not None:
+        env["PYFACTORIES_NO_EXTENSIONS"] = env_value
+    code = "import pyfactories; print(pyfactories.__impl__, pyfactories.dict_factory.__module__)" + extra_code
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(None, "cython pyfactories._speedups"), ("0", "cython pyfactories._speedups"), ("1", "python pyfactories._python")],
+)
+def test_env_var_selects_implementation(value, expected):
+    done = _impl_in_subprocess(value)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
+
+
+def test_missing_extension_raises_instead_of_falling_back():
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'pyfactories._speedups': raise ImportError('blocked for the test')\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYFACTORIES_NO_EXTENSIONS"}
+    done = subprocess.run([sys.executable, "-c", blocker + "import pyfactories"], env=env, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "pyfactories._speedups could not be imported" in done.stderr
+    assert "PYFACTORIES_NO_EXTENSIONS=1" in done.stderr
+
+
+def _named_rows(n):
+    from pyfactories import cached_named_tuple_factory
+
+    return cached_named_tuple_factory(["id", "[applied]", "system.count(*)"], [(i, i % 2 == 0, i * 10) for i in range(n)])
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_named_rows_cross_process_boundaries(method):
+    ctx = multiprocessing.get_context(method)
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        results = list(pool.map(_named_rows, [3, 5]))
+    assert results == [_named_rows(3), _named_rows(5)]
+    row = results[1][4]
+    assert (row.id, row.applied, row.system_count) == (4, True, 40)
+    assert type(row)._fields == ("id", "applied", "system_count")
