@@ -24,7 +24,13 @@ def _extensions():
     sources = sorted((HERE / "ext").glob("*.pyx" if cythonize else "*.c"))
     if not sources:
         raise SystemExit("no sources in ext/: install Cython to build from a git checkout")
-    macros = [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")] if DEBUG else []
+    driver = _driver()
+    if driver is None:
+        # The fast path cimports the driver's .pxd files: without them it cannot be built.
+        sources = [src for src in sources if src.stem != "_fastpath"]
+    macros = [("PYFACTORIES_DRIVER_VERSION", f'"{driver[0] if driver else "none"}"')]
+    if DEBUG:
+        macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
     flags = ["-O0", "-g"] if DEBUG else ["-O2"]
     modules = [
         Extension(
@@ -44,16 +50,24 @@ def _extensions():
         "wraparound": False,
         "linetrace": DEBUG,
     }
-    return cythonize(modules, compiler_directives=directives, include_path=[_driver_dir()])
+    include = [driver[1]] if driver else []
+    return cythonize(modules, compiler_directives=directives, include_path=include)
 
 
-def _driver_dir():
-    """Where the installed driver's ``.pxd`` files live (for ``cimport cassandra.*``)."""
+def _driver():
+    """``(version, folder for cimport)`` of the installed compiled driver, or None.
+
+    The fast path is compiled against the ``.pxd`` files the driver's wheel
+    ships; the version is compiled in, and checked at import time.
+    """
     try:
         import cassandra
     except ImportError:
-        return str(HERE)
-    return str(Path(cassandra.__file__).parent.parent)
+        return None
+    package = Path(cassandra.__file__).parent
+    if not (package / "deserializers.pxd").exists():
+        return None
+    return cassandra.__version__, str(package.parent)
 
 
 setup(ext_modules=_extensions())

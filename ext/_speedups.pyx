@@ -24,8 +24,17 @@ from pyfactories._rowclass import make_row_class
 
 import threading
 
+# The cassandra-driver whose .pxd files the fast path (pyfactories._fastpath) was compiled
+# against; pyfactories.fastpath reads it here, before importing that module.
+BUILT_AGAINST_DRIVER = pf_driver_version.decode()
+
 cdef extern from *:
     """
+    #ifndef PYFACTORIES_DRIVER_VERSION
+    #define PYFACTORIES_DRIVER_VERSION "unknown"
+    #endif
+    static const char *pf_driver_version = PYFACTORIES_DRIVER_VERSION;
+
     /* A new instance of the tuple subclass `cls` holding the items of `values`
        (a list or tuple, checked by the caller). This is what tuple.__new__(cls, values)
        does, minus the argument parsing and the iteration protocol. */
@@ -72,6 +81,7 @@ cdef extern from *:
         return row;
     }
     """
+    const char *pf_driver_version
     object pf_new_tuple_row(object cls, object values)
     object pf_new_dict_row(object template, object keys, object values)
     bint PyList_CheckExact(object)

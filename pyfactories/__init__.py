@@ -24,14 +24,14 @@ if TYPE_CHECKING:  # both implementations share the pure-Python signatures
         set_cache_size,
     )
 else:
-    from ._impl import impl as _impl
+    from ._impl import impl as _chosen
 
-    cached_named_tuple_factory = _impl.cached_named_tuple_factory
-    dict_factory = _impl.dict_factory
-    ordered_dict_factory = _impl.ordered_dict_factory
-    cache_info = _impl.cache_info
-    set_cache_size = _impl.set_cache_size
-    cache_clear = _impl.cache_clear
+    cached_named_tuple_factory = _chosen.cached_named_tuple_factory
+    dict_factory = _chosen.dict_factory
+    ordered_dict_factory = _chosen.ordered_dict_factory
+    cache_info = _chosen.cache_info
+    set_cache_size = _chosen.set_cache_size
+    cache_clear = _chosen.cache_clear
 
 __version__ = "0.1.0"
 

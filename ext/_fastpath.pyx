@@ -1,0 +1,362 @@
+# cython: language_level=3
+"""Decode RESULT rows straight into named (or dict) rows, with cached decode state.
+
+The driver's compiled path, for every ROWS message, parses the column
+metadata into Python objects, builds a descriptor and a deserializer per
+column, decodes each row into a tuple, and then hands the tuples to the row
+factory, which builds every row a second time. Here:
+
+* the column metadata is skipped over in C and its raw bytes (or, for a
+  prepared statement's result without metadata, the identity of the prepared
+  metadata) key a bounded cache of *plans*: column names and types, the
+  driver's own deserializers, the row class or dict template;
+* a miss lets the driver's own metadata parser build the plan, so types are
+  exactly the driver's;
+* each row is decoded into a scratch array and moved into its final object,
+  one allocation per row, never visible half-filled.
+
+Values are decoded by the driver's deserializers (``cimport`` of the ``.pxd``
+files the driver ships), so they are the driver's values. This module is
+imported only when the installed driver is the one it was built against
+(``pyfactories.fastpath`` checks first).
+"""
+
+from libc.string cimport memcpy
+from libc.stdint cimport int32_t, uint16_t, uint32_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+
+from cassandra.buffer cimport Buffer
+from cassandra.deserializers cimport Deserializer, from_binary
+
+import io
+
+from cassandra import DriverException
+from cassandra.cqltypes import UserType
+from cassandra.deserializers import make_deserializers
+
+from pyfactories._rowclass import make_row_class
+
+cdef extern from *:
+    """
+    #ifndef PYFACTORIES_DRIVER_VERSION
+    #define PYFACTORIES_DRIVER_VERSION "unknown"
+    #endif
+    static const char *pf_driver_version = PYFACTORIES_DRIVER_VERSION;
+
+    /* Move `n` owned references into a new instance of the tuple subclass `cls`. */
+    static PyObject *pf_tuple_from_owned(PyObject *cls, PyObject **items, Py_ssize_t n) {
+        PyObject *row = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+        Py_ssize_t i;
+        if (row == NULL) return NULL;
+        for (i = 0; i < n; i++) {
+            PyTuple_SET_ITEM(row, i, items[i]);
+            items[i] = NULL;
+        }
+        return row;
+    }
+
+    /* A copy of `template` with key i of `keys` set to items[i]; the references stay the caller's. */
+    static PyObject *pf_dict_from_items(PyObject *template, PyObject *keys, PyObject **items, Py_ssize_t n) {
+        PyObject *row = PyDict_Copy(template);
+        Py_ssize_t i;
+        if (row == NULL) return NULL;
+        for (i = 0; i < n; i++) {
+            if (PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), items[i]) < 0) {
+                Py_DECREF(row);
+                return NULL;
+            }
+        }
+        return row;
+    }
+    """
+    const char *pf_driver_version
+    object pf_tuple_from_owned(object cls, PyObject **items, Py_ssize_t n)
+    object pf_dict_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
+
+BUILT_AGAINST_DRIVER = pf_driver_version.decode()
+
+cdef enum:
+    # RESULT metadata flags (native protocol v4/v5)
+    _GLOBAL_TABLES_SPEC = 0x0001
+    _HAS_MORE_PAGES = 0x0002
+    _NO_METADATA = 0x0004
+    _METADATA_ID = 0x0008
+    _CONTINUOUS_PAGING = 0x40000000
+    _MAX_TYPE_DEPTH = 64
+
+ROWS_NAMED = 0
+ROWS_DICT = 1
+
+PLAN_CACHE_SIZE = 256
+
+
+class MalformedResult(DriverException):
+    """A RESULT message body that does not hold what its header says."""
+
+
+cdef struct Reader:
+    const char *buf
+    Py_ssize_t pos
+    Py_ssize_t size
+
+
+cdef const char *take(Reader *r, Py_ssize_t n) except NULL:
+    cdef const char *p
+    if n < 0 or n > r.size - r.pos:
+        raise MalformedResult(f"RESULT body truncated: {n} bytes wanted at offset {r.pos} of {r.size}")
+    p = r.buf + r.pos
+    r.pos += n
+    return p
+
+
+cdef int32_t read_int(Reader *r) except? -1:
+    cdef const unsigned char *p = <const unsigned char *>take(r, 4)
+    return <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3])
+
+
+cdef int read_short(Reader *r) except -1:
+    cdef const unsigned char *p = <const unsigned char *>take(r, 2)
+    return (p[0] << 8) | p[1]
+
+
+cdef int skip_string(Reader *r) except -1:
+    take(r, read_short(r))
+    return 0
+
+
+cdef int skip_type(Reader *r, int depth) except -1:
+    """Step over one [option] type spec; the driver parses it for real on a cache miss."""
+    cdef int code, i, n
+    if depth > _MAX_TYPE_DEPTH:
+        raise MalformedResult("RESULT metadata nests types too deeply")
+    code = read_short(r)
+    if code == 0x0000:  # custom: class name
+        skip_string(r)
+    elif code == 0x0020 or code == 0x0022:  # list, set
+        skip_type(r, depth + 1)
+    elif code == 0x0021:  # map
+        skip_type(r, depth + 1)
+        skip_type(r, depth + 1)
+    elif code == 0x0030:  # user-defined type
+        skip_string(r)
+        skip_string(r)
+        n = read_short(r)
+        for i in range(n):
+            skip_string(r)
+            skip_type(r, depth + 1)
+    elif code == 0x0031:  # tuple
+        n = read_short(r)
+        for i in range(n):
+            skip_type(r, depth + 1)
+    return 0
+
+
+cdef class Plan:
+    """What decoding rows of one column list needs, built once per metadata."""
+    cdef readonly list column_metadata, names, types
+    cdef tuple deserializers, keys
+    cdef object row_class, template, udts, source
+    cdef Py_ssize_t ncols
+    cdef int protocol_version
+
+    def __init__(self, list column_metadata, int rows_kind, int protocol_version, source=None):
+        self.column_metadata = column_metadata
+        self.names = [md[2] for md in column_metadata]
+        self.types = [md[3] for md in column_metadata]
+        self.ncols = len(column_metadata)
+        self.deserializers = tuple(make_deserializers(self.types))
+        self.protocol_version = protocol_version
+        self.source = source
+        self.udts = tuple(_user_types(self.types))
+        self.keys = tuple(self.names)
+        if rows_kind == ROWS_NAMED:
+            self.row_class = make_row_class(self.keys)
+        else:
+            self.template = dict.fromkeys(self.keys)
+
+    cdef bint same_user_types(self, user_type_map):
+        """Registering a UDT class after a plan was built must reach new results, as in the driver."""
+        for keyspace, name, mapped in self.udts:
+            if user_type_map.get(keyspace, {}).get(name) is not mapped:
+                return False
+        return True
+
+
+def _user_types(types):
+    for t in types:
+        if isinstance(t, type) and issubclass(t, UserType) and t.typename is not None:
+            yield t.keyspace, t.typename, t.mapped_class
+        yield from _user_types(getattr(t, "subtypes", None) or ())
+
+
+cdef class RowsDecoder:
+    """``recv_results_rows`` for one kind of row, with its plan caches."""
+    cdef int rows_kind
+    cdef dict by_metadata  # raw metadata bytes -> Plan
+    cdef dict by_prepared  # id(prepared result metadata) -> Plan
+    cdef object fallback  # the driver's own recv_results_rows
+    cdef object factory  # row factory applied after the driver's path
+    cdef readonly Py_ssize_t hits, misses
+
+    def __init__(self, int rows_kind, fallback, factory):
+        self.rows_kind = rows_kind
+        self.by_metadata = {}
+        self.by_prepared = {}
+        self.fallback = fallback
+        self.factory = factory
+
+    def clear(self):
+        self.by_metadata.clear()
+        self.by_prepared.clear()
+        self.hits = self.misses = 0
+
+    def __call__(self, msg, f, int protocol_version, user_type_map, result_metadata, column_encryption_policy):
+        cdef bytes body = f.getvalue()  # shares the frame's bytes, no copy
+        cdef Reader r
+        r.buf = PyBytes_AS_STRING(body)
+        r.size = PyBytes_GET_SIZE(body)
+        r.pos = f.tell()
+        cdef Py_ssize_t start = r.pos
+        cdef int32_t flags = read_int(&r)
+        cdef int32_t colcount = read_int(&r)
+        cdef int32_t n
+        if column_encryption_policy is not None or flags & _CONTINUOUS_PAGING:
+            return self._driver_path(msg, f, start, protocol_version, user_type_map, result_metadata,
+                                     column_encryption_policy)
+        if flags & _HAS_MORE_PAGES:
+            n = read_int(&r)
+            msg.paging_state = None if n < 0 else <bytes>take(&r, n)[:n]
+        cdef Plan plan
+        if flags & _NO_METADATA:
+            if not result_metadata:
+                return self._driver_path(msg, f, start, protocol_version, user_type_map, result_metadata,
+                                         column_encryption_policy)
+            plan = self._prepared_plan(result_metadata, protocol_version)
+        else:
+            if flags & _METADATA_ID:
+                n = read_short(&r)
+                msg.result_metadata_id = <bytes>take(&r, n)[:n]
+            plan = self._metadata_plan(msg, body, &r, start, flags, colcount, protocol_version,
+                                       user_type_map, result_metadata)
+        msg.column_names = list(plan.names)
+        msg.column_types = list(plan.types)
+        msg.parsed_rows = self._rows(plan, &r, protocol_version)
+
+    cdef Plan _prepared_plan(self, list result_metadata, int protocol_version):
+        cdef Plan plan = self.by_prepared.get(id(result_metadata))
+        if plan is not None and plan.source is result_metadata and plan.protocol_version == protocol_version:
+            self.hits += 1
+            return plan
+        self.misses += 1
+        plan = Plan(result_metadata, self.rows_kind, protocol_version, source=result_metadata)
+        _remember(self.by_prepared, id(result_metadata), plan)
+        return plan
+
+    cdef Plan _metadata_plan(self, msg, bytes body, Reader *r, Py_ssize_t start, int32_t flags, int32_t colcount,
+                             int protocol_version, user_type_map, result_metadata):
+        cdef Py_ssize_t i, spec_start = r.pos
+        if colcount < 0:
+            raise MalformedResult(f"RESULT metadata has a negative column count ({colcount})")
+        if flags & _GLOBAL_TABLES_SPEC:
+            skip_string(r)
+            skip_string(r)
+        for i in range(colcount):
+            if not flags & _GLOBAL_TABLES_SPEC:
+                skip_string(r)
+                skip_string(r)
+            skip_string(r)
+            skip_type(r, 0)
+        # The key: protocol version, table-spec flag, column count, then the specs' own bytes.
+        cdef Py_ssize_t spec_len = r.pos - spec_start
+        cdef bytes key = PyBytes_FromStringAndSize(NULL, spec_len + 6)
+        cdef unsigned char *k = <unsigned char *>PyBytes_AS_STRING(key)
+        k[0] = <unsigned char>protocol_version
+        k[1] = flags & _GLOBAL_TABLES_SPEC
+        memcpy(k + 2, &colcount, 4)
+        memcpy(k + 6, r.buf + spec_start, spec_len)
+        cdef Plan plan = self.by_metadata.get(key)
+        if plan is not None and plan.same_user_types(user_type_map):
+            self.hits += 1
+            msg.column_metadata = list(plan.column_metadata)
+            return plan
+        self.misses += 1
+        # A miss: the driver's own parser reads the metadata (and sets its attributes on msg).
+        f = io.BytesIO(body)
+        f.seek(start)
+        try:
+            msg.recv_results_metadata(f, user_type_map)
+        except DriverException:
+            raise
+        except Exception as exc:
+            raise MalformedResult(f"RESULT metadata could not be parsed: {exc!r}") from exc
+        if f.tell() != r.pos:
+            raise MalformedResult("RESULT metadata length disagrees with its column specs")
+        plan = Plan(msg.column_metadata or result_metadata or [], self.rows_kind, protocol_version)
+        _remember(self.by_metadata, key, plan)
+        return plan
+
+    cdef list _rows(self, Plan plan, Reader *r, int protocol_version):
+        cdef int32_t rowcount = read_int(r)
+        cdef Py_ssize_t ncols = plan.ncols, row_i, i
+        if rowcount < 0 or rowcount > (r.size - r.pos) // (4 * (ncols if ncols else 1)):
+            raise MalformedResult(f"RESULT claims {rowcount} rows of {ncols} columns in {r.size - r.pos} bytes")
+        cdef list out = PyList_New(rowcount)
+        cdef PyObject **values = <PyObject **>PyMem_Malloc((ncols if ncols else 1) * sizeof(PyObject *))
+        if values == NULL:
+            raise MemoryError()
+        for i in range(ncols):
+            values[i] = NULL
+        try:
+            for row_i in range(rowcount):
+                self._decode_row(plan, r, protocol_version, values)
+                if self.rows_kind == ROWS_NAMED:
+                    row = pf_tuple_from_owned(plan.row_class, values, ncols)
+                else:
+                    row = pf_dict_from_items(plan.template, plan.keys, values, ncols)
+                    _release(values, ncols)
+                Py_INCREF(row)
+                PyList_SET_ITEM(out, row_i, row)
+        finally:
+            _release(values, ncols)
+            PyMem_Free(values)
+        return out
+
+    cdef int _decode_row(self, Plan plan, Reader *r, int protocol_version, PyObject **values) except -1:
+        cdef Py_ssize_t i
+        cdef int32_t size
+        cdef Buffer buf
+        for i in range(plan.ncols):
+            size = read_int(r)
+            buf.size = size
+            buf.ptr = NULL if size <= 0 else <char *>take(r, size)
+            try:
+                value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
+            except Exception as exc:
+                raise DriverException('Failed decoding result column "%s" of type %s: %s' % (
+                    plan.names[i], plan.types[i].cql_parameterized_type(), str(exc)))
+            Py_INCREF(value)
+            values[i] = <PyObject *>value
+        return 0
+
+    def _driver_path(self, msg, f, Py_ssize_t start, protocol_version, user_type_map, result_metadata,
+                     column_encryption_policy):
+        """What this class does not handle (column encryption, continuous paging) goes the driver's way."""
+        f.seek(start)
+        self.fallback(msg, f, protocol_version, user_type_map, result_metadata, column_encryption_policy)
+        msg.parsed_rows = self.factory(msg.column_names, msg.parsed_rows)
+
+
+cdef inline void _release(PyObject **values, Py_ssize_t n):
+    cdef Py_ssize_t i
+    for i in range(n):
+        Py_XDECREF(values[i])
+        values[i] = NULL
+
+
+cdef inline void _remember(dict cache, key, Plan plan):
+    if len(cache) >= PLAN_CACHE_SIZE:
+        del cache[next(iter(cache))]  # the oldest plan
+    cache[key] = plan

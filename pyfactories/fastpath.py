@@ -1,0 +1,162 @@
+"""Named (or dict) rows built while decoding: one line to turn on per session.
+
+    from pyfactories import fastpath
+    fastpath.enable(session, rows="named")   # or rows="dict"
+    ...
+    fastpath.disable(session)                # back to the driver's path
+
+What ``enable`` changes on that session, and only there:
+
+* ``session.client_protocol_handler`` becomes a subclass of the driver's
+  ``ProtocolHandler`` whose RESULT message decodes rows with
+  ``pyfactories._fastpath``: metadata is cached per column list (or per
+  prepared statement), values are decoded by the driver's own deserializers,
+  and each row is built once, directly as a namedtuple (or dict);
+* every request the session creates gets ``tuple_factory`` as its row factory,
+  whatever execution profile it names, because the rows are already built.
+  ``ResultSet.was_applied`` therefore keeps working.
+
+The rows equal those of the driver's ``named_tuple_factory`` / ``dict_factory``
+(field names included). Results that use a column encryption policy or DSE
+continuous paging are decoded by the driver's own path and then given to
+``cached_named_tuple_factory`` / ``dict_factory``. DSE graph queries are not
+supported with ``rows="dict"``.
+
+The compiled module depends on the driver's binary internals. It records the
+driver version it was built against; with any other installed version, or a
+driver without its compiled extensions, importing this module warns once and
+``enable`` leaves the session on the driver's normal path (returning False).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import cassandra
+from cassandra import protocol
+from cassandra.cluster import Session
+from cassandra.query import tuple_factory
+
+from . import __impl__, _impl
+
+ROWS = ("named", "dict")
+
+_MISSING = object()
+
+
+def _why_unavailable() -> str | None:
+    if __impl__ != "cython":
+        return "pyfactories runs its pure-Python implementation"
+    built = getattr(_impl.impl, "BUILT_AGAINST_DRIVER", "unknown")
+    if built != cassandra.__version__:
+        return f"it was built against cassandra-driver {built}, but {cassandra.__version__} is installed"
+    if not getattr(protocol, "HAVE_CYTHON", False):
+        return "the installed cassandra-driver has no compiled extensions"
+    return None
+
+
+UNAVAILABLE_REASON = _why_unavailable()
+if UNAVAILABLE_REASON is None:
+    try:
+        from . import _fastpath
+    except ImportError as exc:
+        UNAVAILABLE_REASON = f"pyfactories._fastpath could not be imported: {exc}"
+AVAILABLE = UNAVAILABLE_REASON is None
+if not AVAILABLE:
+    warnings.warn(
+        f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}; sessions keep the driver's normal path. "
+        "Rebuild pyfactories against the installed driver to use it.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+def _make_handler(rows: str) -> type:
+    from . import cached_named_tuple_factory, dict_factory
+
+    kind = _fastpath.ROWS_NAMED if rows == "named" else _fastpath.ROWS_DICT
+    base_message = protocol.ProtocolHandler.message_types_by_opcode[protocol.ResultMessage.opcode]
+    factory = cached_named_tuple_factory if rows == "named" else dict_factory
+    decoder = _fastpath.RowsDecoder(kind, base_message.recv_results_rows, factory)
+
+    def recv_results_rows(self, f, protocol_version, user_type_map, result_metadata, column_encryption_policy):
+        decoder(self, f, protocol_version, user_type_map, result_metadata, column_encryption_policy)
+
+    name = rows.capitalize()
+    message = type(f"Fastpath{name}ResultMessage", (base_message,), {"recv_results_rows": recv_results_rows, "decoder": decoder})
+    opcodes = dict(protocol.ProtocolHandler.message_types_by_opcode)
+    opcodes[message.opcode] = message
+    return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), {"message_types_by_opcode": opcodes})
+
+
+_HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in ROWS} if AVAILABLE else {}
+
+
+def handler(rows: str = "named") -> type:
+    """The protocol handler class of the fast path (e.g. to ``decode_message`` a captured body)."""
+    _check_rows(rows)
+    if not AVAILABLE:
+        raise RuntimeError(f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}")
+    return _HANDLERS[rows]
+
+
+def _check_rows(rows: str) -> None:
+    if rows not in ROWS:
+        raise ValueError(f"rows must be one of {ROWS}, not {rows!r}")
+
+
+def is_enabled(session: Session) -> bool:
+    return getattr(session, "_pyfactories_fastpath", None) is not None
+
+
+def enable(session: Session, rows: str = "named") -> bool:
+    """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path."""
+    _check_rows(rows)
+    if not AVAILABLE:
+        warnings.warn(f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}", RuntimeWarning, stacklevel=2)
+        return False
+    if is_enabled(session):
+        disable(session)
+    if session.cluster.column_encryption_policy is not None:
+        warnings.warn("pyfactories.fastpath stays off: the cluster uses a column encryption policy", RuntimeWarning, stacklevel=2)
+        return False
+    if session.client_protocol_handler is not protocol.ProtocolHandler:
+        warnings.warn(
+            f"pyfactories.fastpath stays off: the session uses its own protocol handler {session.client_protocol_handler!r}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return False
+    saved = {name: session.__dict__.get(name, _MISSING) for name in ("client_protocol_handler", "_create_response_future")}
+    create_response_future = session._create_response_future
+
+    def create_with_built_rows(*args: Any, **kwargs: Any):
+        future = create_response_future(*args, **kwargs)
+        if not getattr(future.row_factory, "__module__", "").startswith("cassandra.datastax.graph"):
+            future.row_factory = tuple_factory
+        return future
+
+    session._create_response_future = create_with_built_rows  # type: ignore[method-assign]
+    session.client_protocol_handler = _HANDLERS[rows]
+    session._pyfactories_fastpath = (rows, saved)  # type: ignore[attr-defined]
+    return True
+
+
+def disable(session: Session) -> None:
+    """Put ``session`` back on the driver's path (a no-op when the fast path is off)."""
+    state = getattr(session, "_pyfactories_fastpath", None)
+    if state is None:
+        return
+    _, saved = state
+    for name, value in saved.items():
+        if value is _MISSING:
+            session.__dict__.pop(name, None)
+        else:
+            setattr(session, name, value)
+    session._pyfactories_fastpath = None  # type: ignore[attr-defined]
+
+
+def cache_info() -> dict[str, tuple[int, int]]:
+    """``{rows: (hits, misses)}`` of the per-metadata decode plans."""
+    return {rows: (h.message_types_by_opcode[8].decoder.hits, h.message_types_by_opcode[8].decoder.misses) for rows, h in _HANDLERS.items()}
