@@ -86,6 +86,7 @@ cdef enum:
     _METADATA_ID = 0x0008
     _CONTINUOUS_PAGING = 0x40000000
     _MAX_TYPE_DEPTH = 64
+    _RESULT_KIND_ROWS = 0x0002
 
 ROWS_NAMED = 0
 ROWS_DICT = 1
@@ -163,6 +164,8 @@ cdef class Plan:
     cdef int protocol_version
 
     def __init__(self, list column_metadata, int rows_kind, int protocol_version, source=None):
+        if not column_metadata:
+            raise ValueError("a plan needs at least one column")
         self.column_metadata = column_metadata
         self.names = [md[2] for md in column_metadata]
         self.types = [md[3] for md in column_metadata]
@@ -214,17 +217,22 @@ cdef class RowsDecoder:
         self.hits = self.misses = 0
 
     def __call__(self, msg, f, int protocol_version, user_type_map, result_metadata, column_encryption_policy):
-        cdef bytes body = f.getvalue()  # shares the frame's bytes, no copy
+        """``ResultMessage.recv_results_rows``: ``f`` is the body as a BytesIO, at the rows' metadata."""
+        # getvalue() shares the frame's bytes object (no copy) while the BytesIO is unchanged.
+        self.decode(msg, f.getvalue(), f.tell(), protocol_version, user_type_map, result_metadata,
+                    column_encryption_policy)
+
+    cdef decode(self, msg, bytes body, Py_ssize_t start, int protocol_version, user_type_map, result_metadata,
+                column_encryption_policy):
         cdef Reader r
         r.buf = PyBytes_AS_STRING(body)
         r.size = PyBytes_GET_SIZE(body)
-        r.pos = f.tell()
-        cdef Py_ssize_t start = r.pos
+        r.pos = start
         cdef int32_t flags = read_int(&r)
         cdef int32_t colcount = read_int(&r)
         cdef int32_t n
         if column_encryption_policy is not None or flags & _CONTINUOUS_PAGING:
-            return self._driver_path(msg, f, start, protocol_version, user_type_map, result_metadata,
+            return self._driver_path(msg, body, start, protocol_version, user_type_map, result_metadata,
                                      column_encryption_policy)
         if flags & _HAS_MORE_PAGES:
             n = read_int(&r)
@@ -232,7 +240,7 @@ cdef class RowsDecoder:
         cdef Plan plan
         if flags & _NO_METADATA:
             if not result_metadata:
-                return self._driver_path(msg, f, start, protocol_version, user_type_map, result_metadata,
+                return self._driver_path(msg, body, start, protocol_version, user_type_map, result_metadata,
                                          column_encryption_policy)
             plan = self._prepared_plan(result_metadata, protocol_version)
         else:
@@ -294,17 +302,25 @@ cdef class RowsDecoder:
             raise MalformedResult(f"RESULT metadata could not be parsed: {exc!r}") from exc
         if f.tell() != r.pos:
             raise MalformedResult("RESULT metadata length disagrees with its column specs")
-        plan = Plan(msg.column_metadata or result_metadata or [], self.rows_kind, protocol_version)
+        column_metadata = msg.column_metadata or result_metadata
+        if not column_metadata:
+            raise MalformedResult("RESULT rows come without any column")
+        try:
+            plan = Plan(column_metadata, self.rows_kind, protocol_version)
+        except Exception as exc:
+            raise MalformedResult(f"RESULT metadata cannot be decoded: {exc!r}") from exc
         _remember(self.by_metadata, key, plan)
         return plan
 
     cdef list _rows(self, Plan plan, Reader *r, int protocol_version):
         cdef int32_t rowcount = read_int(r)
         cdef Py_ssize_t ncols = plan.ncols, row_i, i
-        if rowcount < 0 or rowcount > (r.size - r.pos) // (4 * (ncols if ncols else 1)):
+        if rowcount < 0:
+            rowcount = 0  # what the driver makes of it: no rows
+        if rowcount > (r.size - r.pos) // (4 * ncols):  # every value takes at least its 4-byte length
             raise MalformedResult(f"RESULT claims {rowcount} rows of {ncols} columns in {r.size - r.pos} bytes")
         cdef list out = PyList_New(rowcount)
-        cdef PyObject **values = <PyObject **>PyMem_Malloc((ncols if ncols else 1) * sizeof(PyObject *))
+        cdef PyObject **values = <PyObject **>PyMem_Malloc(ncols * sizeof(PyObject *))
         if values == NULL:
             raise MemoryError()
         for i in range(ncols):
@@ -341,12 +357,60 @@ cdef class RowsDecoder:
             values[i] = <PyObject *>value
         return 0
 
-    def _driver_path(self, msg, f, Py_ssize_t start, protocol_version, user_type_map, result_metadata,
+    def _driver_path(self, msg, bytes body, Py_ssize_t start, protocol_version, user_type_map, result_metadata,
                      column_encryption_policy):
         """What this class does not handle (column encryption, continuous paging) goes the driver's way."""
+        f = io.BytesIO(body)
         f.seek(start)
-        self.fallback(msg, f, protocol_version, user_type_map, result_metadata, column_encryption_policy)
-        msg.parsed_rows = self.factory(msg.column_names, msg.parsed_rows)
+        try:
+            self.fallback(msg, f, protocol_version, user_type_map, result_metadata, column_encryption_policy)
+            msg.parsed_rows = self.factory(msg.column_names, msg.parsed_rows)
+        except DriverException:
+            raise
+        except Exception as exc:
+            raise MalformedResult(f"RESULT rows could not be decoded: {exc!r}") from exc
+
+
+def make_decode_message(RowsDecoder decoder, base_decode, message_cls):
+    """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
+
+    A frame with no flags (no compression, tracing, warnings or custom payload)
+    holding a ROWS result becomes a message directly; anything else goes
+    through the driver's ``decode_message`` (``base_decode``), which still
+    reaches ``decoder`` for ROWS through ``recv_results_rows``.
+    """
+    def decode_message(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
+                       result_metadata):
+        cdef const unsigned char *p
+        if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
+                or cls.column_encryption_policy is not None):
+            return _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body,
+                                decompressor, result_metadata)
+        p = <const unsigned char *>PyBytes_AS_STRING(body)
+        if p[0] != 0 or p[1] != 0 or p[2] != 0 or p[3] != _RESULT_KIND_ROWS:
+            return _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body,
+                                decompressor, result_metadata)
+        msg = message_cls.__new__(message_cls)
+        msg.kind = _RESULT_KIND_ROWS
+        decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
+        msg.stream_id = stream_id
+        msg.trace_id = None
+        return msg
+    return classmethod(decode_message)
+
+
+cdef _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
+                  result_metadata):
+    """The driver's ``decode_message``; a RESULT it cannot read raises ``MalformedResult`` (a DriverException)."""
+    try:
+        return base_decode(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
+                           result_metadata)
+    except DriverException:
+        raise
+    except Exception as exc:
+        if opcode != 0x08:
+            raise
+        raise MalformedResult(f"RESULT body could not be decoded: {exc!r}") from exc
 
 
 cdef inline void _release(PyObject **values, Py_ssize_t n):

@@ -87,7 +87,12 @@ def _make_handler(rows: str) -> type:
     message = type(f"Fastpath{name}ResultMessage", (base_message,), {"recv_results_rows": recv_results_rows, "decoder": decoder})
     opcodes = dict(protocol.ProtocolHandler.message_types_by_opcode)
     opcodes[message.opcode] = message
-    return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), {"message_types_by_opcode": opcodes})
+    base_decode = protocol.ProtocolHandler.decode_message.__func__
+    namespace = {
+        "message_types_by_opcode": opcodes,
+        "decode_message": _fastpath.make_decode_message(decoder, base_decode, message),
+    }
+    return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), namespace)
 
 
 _HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in ROWS} if AVAILABLE else {}

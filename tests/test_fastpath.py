@@ -1,0 +1,204 @@
+"""The fast path's decoder, without a server: differential against the driver's handler, and fuzzed.
+
+Bodies are built by ``result_bodies`` from the driver's own type classes; the
+integration suite repeats the comparison through a real Cassandra.
+"""
+
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+from cassandra import DriverException, cqltypes
+from cassandra.protocol import ProtocolHandler
+from cassandra.query import dict_factory, named_tuple_factory
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pyfactories import fastpath
+
+from .result_bodies import EMPTY_VALUE, SAMPLES, UDT, result_metadata, rows_body, string
+
+FACTORY = {"named": named_tuple_factory, "dict": dict_factory}
+RESULT = 0x08
+
+
+@pytest.fixture(params=["named", "dict"])
+def rows_kind(request):
+    return request.param
+
+
+def decode(handler, body, protocol_version=5, result_meta=None, user_types=None, flags=0):
+    return handler.decode_message(protocol_version, user_types or {}, 1, flags, RESULT, body, None, result_meta)
+
+
+def driver_rows(body, rows_kind, **kwargs):
+    msg = decode(ProtocolHandler, body, **kwargs)
+    return msg, FACTORY[rows_kind](msg.column_names, msg.parsed_rows)
+
+
+def assert_same(ours, theirs):
+    assert ours == theirs
+    for mine, driver in zip(ours, theirs):
+        assert type(mine).__name__ == type(driver).__name__
+        if isinstance(driver, dict):
+            assert list(mine) == list(driver)
+        else:
+            assert type(mine)._fields == type(driver)._fields
+
+
+@st.composite
+def result_sets(draw):
+    picked = draw(st.lists(st.sampled_from(range(len(SAMPLES))), min_size=1, max_size=8))
+    columns = [(draw(st.sampled_from(["k", "v", "Weird Name", "[applied]", "if", "1st", "_x", "v"])) + str(i), SAMPLES[j][0])
+               for i, j in enumerate(picked)]
+    value = {j: st.sampled_from(SAMPLES[j][1] + [None, EMPTY_VALUE]) for j in picked}
+    rows = draw(st.lists(st.tuples(*[value[j] for j in picked]), max_size=6))
+    return columns, rows
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(result=result_sets(), protocol_version=st.sampled_from([4, 5]), prepared=st.booleans(),
+       paging_state=st.sampled_from([None, b"", b"\x01page"]))
+def test_rows_equal_driver_rows(rows_kind, result, protocol_version, prepared, paging_state):
+    columns, rows = result
+    body = rows_body(columns, rows, protocol_version, paging_state=paging_state, metadata=not prepared)
+    meta = result_metadata(columns) if prepared else None
+    handler = fastpath.handler(rows_kind)
+    expected_msg, expected = driver_rows(body, rows_kind, protocol_version=protocol_version, result_meta=meta)
+    for _ in range(2):  # the second decode runs on a cached plan
+        msg = decode(handler, body, protocol_version, meta)
+        assert_same(msg.parsed_rows, expected)
+        for attr in ("kind", "column_names", "paging_state", "stream_id", "trace_id"):
+            assert getattr(msg, attr) == getattr(expected_msg, attr), attr
+        # Parameterized type classes are made anew by every parse: compare them by CQL name.
+        assert _type_names(msg.column_types) == _type_names(expected_msg.column_types)
+        assert _metadata(msg.column_metadata) == _metadata(expected_msg.column_metadata)
+
+
+def _type_names(types):
+    return [t.cql_parameterized_type() for t in types]
+
+
+def _metadata(column_metadata):
+    return None if column_metadata is None else [(*md[:3], md[3].cql_parameterized_type()) for md in column_metadata]
+
+
+def test_plans_are_cached_and_keyed_by_metadata(rows_kind):
+    handler = fastpath.handler(rows_kind)
+    decoder = handler.message_types_by_opcode[RESULT].decoder
+    decoder.clear()
+    ints = [("a", cqltypes.Int32Type)]
+    texts = [("a", cqltypes.UTF8Type)]
+    for _ in range(3):
+        assert decode(handler, rows_body(ints, [[1]])).parsed_rows[0][_key(rows_kind)] == 1
+        assert decode(handler, rows_body(texts, [["x"]])).parsed_rows[0][_key(rows_kind)] == "x"
+    assert (decoder.hits, decoder.misses) == (4, 2)
+
+
+def _key(rows_kind):
+    return "a" if rows_kind == "dict" else 0
+
+
+def test_registered_user_type_class_reaches_cached_plans(rows_kind):
+    class Address:
+        def __init__(self, street, zip):
+            self.street, self.zip = street, zip
+
+    handler = fastpath.handler(rows_kind)
+    body = rows_body([("addr", UDT)], [[UDT.tuple_type("main", 1)]])
+    user_types = {}
+    first = decode(handler, body, user_types=user_types).parsed_rows[0]
+    user_types["ks"] = {"address": Address}
+    second = decode(handler, body, user_types=user_types).parsed_rows[0]
+    value = lambda row: row["addr"] if rows_kind == "dict" else row.addr  # noqa: E731
+    assert not isinstance(value(first), Address)
+    assert isinstance(value(second), Address) and value(second).zip == 1
+
+
+def test_decode_error_names_the_column_like_the_driver(rows_kind):
+    good = rows_body([("k", cqltypes.Int32Type), ("price", cqltypes.DecimalType)], [[1, None]])
+    bad = good[:-4] + struct.pack(">i", 2) + b"\x00\x01"  # a 2-byte decimal cannot hold its scale
+    with pytest.raises(DriverException) as theirs:
+        decode(ProtocolHandler, bad)
+    with pytest.raises(DriverException) as ours:
+        decode(fastpath.handler(rows_kind), bad)
+    assert str(ours.value) == str(theirs.value)
+    assert 'Failed decoding result column "price" of type decimal' in str(ours.value)
+
+
+def test_frames_with_flags_take_the_driver_route_and_still_build_rows(rows_kind):
+    columns = [("k", cqltypes.Int32Type)]
+    body = rows_body(columns, [[7]])
+    warned = struct.pack(">H", 1) + string("a server warning") + body
+    _, expected = driver_rows(warned, rows_kind, flags=0x08)
+    msg = decode(fastpath.handler(rows_kind), warned, flags=0x08)
+    assert msg.warnings == ["a server warning"]
+    assert_same(msg.parsed_rows, expected)
+
+
+def _mutations():
+    body = rows_body([(f"c{i}", t) for i, (t, _) in enumerate(SAMPLES[:12])],
+                     [[vals[0] for _, vals in SAMPLES[:12]], [None] * 12])
+    nested = rows_body([("m", SAMPLES[22][0]), ("u", UDT), ("t", SAMPLES[23][0])],
+                       [[SAMPLES[22][1][0], UDT.tuple_type("s", 1), (1, "a")]])
+    return st.sampled_from([body, nested]).flatmap(lambda b: st.tuples(
+        st.just(b),
+        st.lists(st.tuples(st.integers(0, len(b) - 1), st.integers(0, 255)), max_size=4),
+        st.integers(0, len(b)),
+    ))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_mutations())
+def test_corrupted_bodies_raise_driver_errors_never_crash(rows_kind, case):
+    body, flips, cut = case
+    data = bytearray(body)
+    for pos, byte in flips:
+        data[pos] = byte
+    data = bytes(data[:cut])
+    try:
+        expected = _outcome(decode(ProtocolHandler, data), FACTORY[rows_kind])
+    except Exception:
+        expected = None
+    try:
+        got = _outcome(decode(fastpath.handler(rows_kind), data), lambda names, rows: rows)
+    except DriverException:
+        assert expected is None, "the fast path refused a body the driver decodes"
+        return
+    assert expected is not None, "the fast path decoded a body the driver refuses"
+    assert got == expected
+
+
+def _outcome(msg, factory):
+    """What a decoded message says: its rows for ROWS results, else its kind."""
+    return factory(msg.column_names, msg.parsed_rows) if msg.kind == 2 else ("kind", msg.kind)
+
+
+def test_refuses_a_different_driver_version():
+    code = (
+        "import warnings, cassandra\n"
+        "cassandra.__version__ = '3.99.0'\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from pyfactories import fastpath\n"
+        "print(fastpath.AVAILABLE)\n"
+        "print([str(w.message) for w in caught])\n"
+        "try:\n"
+        "    fastpath.handler('named')\n"
+        "except RuntimeError as exc:\n"
+        "    print('handler:', exc)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYFACTORIES_NO_EXTENSIONS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "False"
+    assert "built against cassandra-driver 3.30.1, but 3.99.0 is installed" in lines[1]
+    assert lines[2].startswith("handler: pyfactories.fastpath is off")
+
+
+def test_rows_argument_is_checked():
+    with pytest.raises(ValueError, match="rows must be one of"):
+        fastpath.handler("tuples")
