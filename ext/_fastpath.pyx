@@ -33,6 +33,8 @@ from cassandra.deserializers cimport Deserializer, from_binary
 
 import io
 
+include "_driver_version.pxi"
+
 from cassandra import DriverException
 from cassandra.cqltypes import UserType
 from cassandra.deserializers import make_deserializers
@@ -41,10 +43,6 @@ from pyfactories._rowclass import make_row_class
 
 cdef extern from *:
     """
-    #ifndef PYFACTORIES_DRIVER_VERSION
-    #define PYFACTORIES_DRIVER_VERSION "unknown"
-    #endif
-    static const char *pf_driver_version = PYFACTORIES_DRIVER_VERSION;
 
     /* Move `n` owned references into a new instance of the tuple subclass `cls`. */
     static PyObject *pf_tuple_from_owned(PyObject *cls, PyObject **items, Py_ssize_t n) {
@@ -72,11 +70,10 @@ cdef extern from *:
         return row;
     }
     """
-    const char *pf_driver_version
     object pf_tuple_from_owned(object cls, PyObject **items, Py_ssize_t n)
     object pf_dict_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
 
-BUILT_AGAINST_DRIVER = pf_driver_version.decode()
+BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
 cdef enum:
     # RESULT metadata flags (native protocol v4/v5)

@@ -24,16 +24,14 @@ from pyfactories._rowclass import make_row_class
 
 import threading
 
+include "_driver_version.pxi"
+
 # The cassandra-driver whose .pxd files the fast path (pyfactories._fastpath) was compiled
 # against; pyfactories.fastpath reads it here, before importing that module.
-BUILT_AGAINST_DRIVER = pf_driver_version.decode()
+BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
 cdef extern from *:
     """
-    #ifndef PYFACTORIES_DRIVER_VERSION
-    #define PYFACTORIES_DRIVER_VERSION "unknown"
-    #endif
-    static const char *pf_driver_version = PYFACTORIES_DRIVER_VERSION;
 
     /* A new instance of the tuple subclass `cls` holding the items of `values`
        (a list or tuple, checked by the caller). This is what tuple.__new__(cls, values)
@@ -81,7 +79,6 @@ cdef extern from *:
         return row;
     }
     """
-    const char *pf_driver_version
     object pf_new_tuple_row(object cls, object values)
     object pf_new_dict_row(object template, object keys, object values)
     bint PyList_CheckExact(object)

@@ -18,6 +18,32 @@ def run(*cmd, cwd=None):
     return done.stdout
 
 
+def fresh_env(path):
+    venv.EnvBuilder(with_pip=True).create(path)
+    return path / "bin" / "python"
+
+
+IMPORT_CHECK = (
+    "import pyfactories, pyfactories._speedups as s; from pyfactories import fastpath; "
+    "print(pyfactories.__impl__, pyfactories.__file__, fastpath.AVAILABLE); "
+    "print(pyfactories.cached_named_tuple_factory(['a'], [(1,)]))"
+)
+
+
+def test_sdist_builds_with_a_c_compiler_and_no_cython(tmp_path):
+    run(sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(ROOT))
+    (sdist,) = (tmp_path / "dist").glob("pyfactories-*.tar.gz")
+    python = fresh_env(tmp_path / "env")
+    run(str(python), "-m", "pip", "install", "-q", "setuptools", "wheel", "cassandra-driver==3.30.1")
+    assert "Cython" not in run(str(python), "-m", "pip", "list")
+    run(str(python), "-m", "pip", "install", "-q", "--no-build-isolation", str(sdist))
+    first, second = run(str(python), "-c", IMPORT_CHECK, cwd=tmp_path).splitlines()
+    impl, location, fastpath_on = first.split()
+    assert (impl, fastpath_on) == ("cython", "True")
+    assert location.startswith(str(tmp_path / "env"))
+    assert second == "[Row(a=1)]"
+
+
 def test_wheel_installs_and_imports_compiled(tmp_path):
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"), str(ROOT))
     (wheel,) = (tmp_path / "dist").glob("pyfactories-*.whl")
