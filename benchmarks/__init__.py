@@ -1,0 +1,15 @@
+"""Benchmarks of pyfactories against the driver's row factories, at three depths.
+
+* ``python -m benchmarks.bench_factories``: the factory alone, on synthetic rows
+  (no server);
+* ``python -m benchmarks.bench_decode``: the driver's protocol handler decoding
+  captured RESULT bodies, then each row factory (no network in the timed region);
+* ``python -m benchmarks.bench_e2e``: real queries against Cassandra, client CPU
+  per query and throughput;
+* ``python -m benchmarks.run --size quick|full``: all three, JSON + markdown + PNG;
+* ``python -m benchmarks.compare old.json new.json``: what changed.
+
+Every comparison is made inside one run: the factories take turns round by
+round and the figures are medians, reported as ratios to a reference measured
+in the same run (``tuple_factory`` unless a table says otherwise).
+"""

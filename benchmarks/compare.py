@@ -1,0 +1,188 @@
+"""What changed between two benchmark runs.
+
+    python -m benchmarks.compare OLD.json NEW.json [--threshold 5] [--all]
+
+Reads files written by ``benchmarks.run`` or by one bench's ``--json`` (only
+the depths present in both are compared). Prints what differs in the
+environment, every figure that moved by more than the threshold (in percent,
+default 5), a geometric-mean summary per depth for pyfactories' own
+factories, and any target whose verdict changed.
+
+Which figures: factory-only and decode-only times per call (lower is better;
+absolute times only compare on the same machine), decode-only ratios to
+``tuple_factory``, and end-to-end ratios to ``tuple_factory`` of client CPU per
+query (lower is better) and of throughput (higher is better); ratios taken
+inside each run travel between machines better than absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import common, targets
+
+OURS = set(common.OURS) | {"fastpath_named", "fastpath_dict"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    depth: str
+    case: str
+    factory: str
+    name: str
+    lower_is_better: bool
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.depth, self.case, self.factory, self.name)
+
+
+def metrics(results: dict[str, Any]) -> dict[tuple[str, str, str, str], tuple[Metric, float]]:
+    """Every comparable figure of a results file, by (depth, case, factory, metric)."""
+    out: dict[tuple[str, str, str, str], tuple[Metric, float]] = {}
+
+    def put(m: Metric, v: Any) -> None:
+        if isinstance(v, (int, float)) and v > 0 and math.isfinite(v):
+            out[m.key] = (m, float(v))
+
+    for c in (results.get("factory_only") or {}).get("cases", []):
+        for f, r in c["results"].items():
+            put(Metric("factory", c["id"], f, "ns/call", True), r.get("ns_per_call"))
+    for c in (results.get("decode") or {}).get("cases", []):
+        for f, r in c["results"].items():
+            put(Metric("decode", c["id"], f, "ns/call", True), r.get("ns_per_call"))
+            if f != "tuple":
+                put(Metric("decode", c["id"], f, "ratio to tuple", True), r.get("ratio_to_tuple"))
+    for c in (results.get("e2e") or {}).get("cases", []):
+        for f, r in c["results"].items():
+            put(Metric("e2e", c["id"], f, "CPU/query µs", True), r.get("cpu_us_per_query"))
+            if f != "tuple":
+                put(Metric("e2e", c["id"], f, "CPU ratio to tuple", True), r.get("cpu_ratio"))
+                put(Metric("e2e", c["id"], f, "q/s ratio to tuple", False), r.get("qps_ratio"))
+    return out
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+ENV_KEYS = ("machine.cpu", "machine.cpus_usable", "python.version", "python.implementation", "driver.version",
+            "driver.cython", "driver.connection_class", "pyfactories.version", "pyfactories.impl",
+            "pyfactories.fastpath", "cassandra.version", "cassandra.nodes", "cassandra.protocol_version",
+            "git.commit")
+
+
+def env_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    a, b = _flat(old.get("env", {})), _flat(new.get("env", {}))
+    lines = []
+    for k in ENV_KEYS:
+        if a.get(k) != b.get(k) and (k in a or k in b):
+            lines.append(f"  {k}: {a.get(k, '-')} -> {b.get(k, '-')}")
+    if _size(old) != _size(new):
+        lines.append(f"  size: {_size(old)} -> {_size(new)}")
+    return lines
+
+
+def _verdicts(results: dict[str, Any]) -> dict[tuple[str, str, str], targets.Verdict]:
+    raw = results.get("verdicts")
+    if raw is None:  # a single bench's file: the verdicts sit in its section
+        raw = [v for sec in ("factory_only", "e2e") for v in (results.get(sec) or {}).get("verdicts", [])]
+    vs = [targets.Verdict(**v) for v in raw]
+    return {(v.depth, v.case, v.what): v for v in vs if v.status in ("PASS", "MISS")}
+
+
+def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0, show_all: bool = False) -> str:
+    """The text report of what changed from ``old`` to ``new``."""
+    a, b = metrics(old), metrics(new)
+    lines = [f"old: {old.get('env', {}).get('created', '?')} ({_size(old)})",
+             f"new: {new.get('env', {}).get('created', '?')} ({_size(new)})"]
+    env = env_changes(old, new)
+    if env:
+        lines += ["environment changed:"] + env
+    common_keys = [k for k in a if k in b]
+    if not common_keys:
+        lines.append("no figures in common")
+        return "\n".join(lines)
+    rows = []
+    by_depth: dict[str, list[float]] = {}
+    better = worse = 0
+    for k in common_keys:
+        m, va = a[k]
+        vb = b[k][1]
+        change = vb / va
+        improved = change < 1 if m.lower_is_better else change > 1
+        if m.factory in OURS and m.name in ("ns/call", "CPU ratio to tuple"):
+            by_depth.setdefault(m.depth, []).append(change)
+        moved = abs(change - 1) * 100 >= threshold
+        if moved:
+            better += improved
+            worse += not improved
+        if moved or show_all:
+            tag = ("better" if improved else "WORSE") if moved else ""
+            rows.append([m.depth, m.case, m.factory, m.name, f"{va:.4g}", f"{vb:.4g}",
+                         f"{(change - 1) * 100:+.1f}%", tag])
+    lines.append("")
+    if rows:
+        lines.append(f"figures that moved by {threshold:g}% or more ({better} better, {worse} worse, "
+                     f"of {len(common_keys)} compared):" if not show_all else f"all {len(common_keys)} figures:")
+        lines.append(common.markdown_table(["depth", "case", "factory", "metric", "old", "new", "change", ""], rows,
+                                           ["l", "l", "l", "l", "r", "r", "r", "l"]))
+    else:
+        lines.append(f"nothing moved by {threshold:g}% or more ({len(common_keys)} figures compared)")
+    if by_depth:
+        lines += ["", "pyfactories' factories, geometric mean of new/old (time per call; CPU ratio end to end):"]
+        for depth, changes in by_depth.items():
+            g = math.exp(sum(math.log(c) for c in changes) / len(changes))
+            word = "about the same" if abs(g - 1) < 0.005 else ("faster" if g < 1 else "slower")
+            lines.append(f"  {depth:<8} {g:.3f}x over {len(changes)} figures ({word})")
+    old_v, new_v = _verdicts(old), _verdicts(new)
+    flips = [(k, old_v[k], new_v[k]) for k in old_v if k in new_v and old_v[k].status != new_v[k].status]
+    if flips:
+        lines += ["", "targets whose verdict changed:"]
+        for _, o, n in flips:
+            lines.append(f"  {o.status} -> {n.status}  {n.depth} {n.case}: {n.what} "
+                         f"({_fmt(o.value)} -> {_fmt(n.value)}, target {n.target})")
+    missing = sorted({k[:3] for k in a} ^ {k[:3] for k in b})
+    if missing:
+        lines += ["", f"{len(missing)} case/factory pair(s) in only one of the files, e.g. "
+                  + ", ".join("/".join(m) for m in missing[:5])]
+    return "\n".join(lines)
+
+
+def _size(results: dict[str, Any]) -> str:
+    if results.get("size"):
+        return str(results["size"])
+    for sec in ("factory_only", "decode", "e2e"):
+        size = ((results.get(sec) or {}).get("config") or {}).get("size")
+        if size:
+            return f"{size}, {sec} only"
+    return "?"
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}x"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.split("\n\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--threshold", type=float, default=5.0, help="percent change to report (default 5)")
+    ap.add_argument("--all", action="store_true", help="list every figure, moved or not")
+    args = ap.parse_args(argv)
+    print(compare(common.load_json(args.old), common.load_json(args.new), args.threshold, args.all))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

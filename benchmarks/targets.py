@@ -1,0 +1,138 @@
+"""The targets of issues 2 and 5, checked against a run's results.
+
+Targets are benchmarks, not timed tests: a miss is printed plainly (``MISS``)
+and recorded in the JSON, it does not fail the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+#: Issue 2's factory-only table: 10 columns of mixed values.
+ISSUE2_COLS = 10
+ISSUE2_KIND = "mixed"
+ISSUE2_ROWS = (1, 10, 100, 1000, 5000)
+
+#: Issue 5: client CPU per query relative to tuple_factory on this machine's reference run.
+E2E_TARGETS = (
+    # (workload, factory, limit)
+    ("single", "cached_named_tuple", 1.02),
+    ("pages", "cached_named_tuple", 1.05),
+    ("pages", "pf_dict", 1.08),
+)
+#: The driver's own figures from the same reference (informative: "REF", not pass/fail).
+E2E_REFERENCE = (
+    ("single", "named_tuple", 1.46),
+    ("pages", "named_tuple", 1.50),
+    ("single", "dict", 1.00),
+    ("pages", "dict", 1.19),
+)
+
+#: Seed 004 ("Avoid namedtuple"): run time of its select workload per row factory, in seconds
+#: (Python 2.7, the driver of the time, wall clock). Quoted for comparison with the ``single`` workload.
+SEED004_RUNTIME_S = {"tuple": 0.884321, "named_tuple": 1.480597, "dict": 0.876114, "ordered_dict": 0.945361}
+
+
+@dataclass
+class Verdict:
+    depth: str
+    case: str
+    what: str           # e.g. "named_tuple / cached_named_tuple"
+    target: str         # e.g. ">= 100x"
+    value: float | None
+    status: str         # PASS, MISS, REF (reference figure, no pass/fail) or N/A (not measured)
+    note: str = ""
+
+    def line(self) -> str:
+        val = "-" if self.value is None else (f"{self.value:.3f}x" if self.value < 10 else f"{self.value:.0f}x")
+        extra = f"  ({self.note})" if self.note else ""
+        return f"{self.status:<4} {self.depth} {self.case}: {self.what} = {val}, target {self.target}{extra}"
+
+
+def _check(value: float | None, op: str, limit: float) -> str:
+    if value is None:
+        return "N/A"
+    ok = value >= limit if op == ">=" else value <= limit
+    return "PASS" if ok else "MISS"
+
+
+def factory_only(section: dict[str, Any]) -> list[Verdict]:
+    """Issue 2's speed targets, from a factory-only section."""
+    out: list[Verdict] = []
+    by_rows = {
+        c["rows"]: c["results"] for c in section.get("cases", [])
+        if c["cols"] == ISSUE2_COLS and c["kind"] == ISSUE2_KIND
+    }
+
+    def med(res: dict[str, Any], name: str) -> float | None:
+        r = res.get(name)
+        return r["ns_per_call"] if r else None
+
+    def speedup(res: dict[str, Any], slow: str, fast: str) -> float | None:
+        a, b = med(res, slow), med(res, fast)
+        return a / b if a and b else None
+
+    case = lambda rows: f"{rows}x{ISSUE2_COLS} {ISSUE2_KIND}"  # noqa: E731
+    for rows, limit in ((1, 100.0), (1000, 4.0)):
+        res = by_rows.get(rows, {})
+        v = speedup(res, "named_tuple", "cached_named_tuple")
+        out.append(Verdict("factory", case(rows), "named_tuple / cached_named_tuple", f">= {limit:g}x",
+                           v, _check(v, ">=", limit)))
+    for rows in ISSUE2_ROWS:
+        res = by_rows.get(rows, {})
+        v = speedup(res, "cached_named_tuple", "copy_tuples")  # cost relative to copying
+        out.append(Verdict("factory", case(rows), "cached_named_tuple / copy_tuples", "<= 1.3x",
+                           v, _check(v, "<=", 1.3)))
+    for rows in ISSUE2_ROWS:
+        res = by_rows.get(rows, {})
+        v = speedup(res, "cached_named_tuple_kept", "copy_tuples_kept")
+        if v is not None:
+            out.append(Verdict("factory", case(rows), "cached_named_tuple / copy_tuples, results kept", "<= 1.3x",
+                               v, _check(v, "<=", 1.3), "no tuple free-list reuse"))
+    for rows in (100, 1000, 5000):
+        res = by_rows.get(rows, {})
+        v = speedup(res, "dict", "pf_dict")
+        out.append(Verdict("factory", case(rows), "dict / pf_dict", ">= 2.5x", v, _check(v, ">=", 2.5)))
+    return out
+
+
+def end_to_end(section: dict[str, Any]) -> list[Verdict]:
+    """Issue 5's targets (client CPU per query / tuple_factory's), plus the driver's reference figures."""
+    out: list[Verdict] = []
+    cases = {c["id"]: c for c in section.get("cases", [])}
+    for workload, factory, limit in E2E_TARGETS:
+        r = cases.get(workload, {}).get("results", {}).get(factory)
+        v = r.get("cpu_ratio") if r else None
+        out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple", f"<= {limit:.2f}x", v,
+                           _check(v, "<=", limit)))
+    for workload, factory, ref in E2E_REFERENCE:
+        r = cases.get(workload, {}).get("results", {}).get(factory)
+        v = r.get("cpu_ratio") if r else None
+        out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple", f"reference ~{ref:.2f}x", v,
+                           "REF" if v is not None else "N/A", "driver figure from issue 5, not a target"))
+    return out
+
+
+def all_verdicts(results: dict[str, Any]) -> list[Verdict]:
+    out: list[Verdict] = []
+    if results.get("factory_only"):
+        out += factory_only(results["factory_only"])
+    if results.get("e2e") and results["e2e"].get("cases"):
+        out += end_to_end(results["e2e"])
+    return out
+
+
+def as_json(verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:
+    return [asdict(v) for v in verdicts]
+
+
+def summary(verdicts: Iterable[Verdict]) -> str:
+    vs = list(verdicts)
+    lines = [v.line() for v in vs]
+    misses = [v for v in vs if v.status == "MISS"]
+    if misses:
+        lines.append(f"{len(misses)} target(s) MISSED: " + "; ".join(f"{v.case}: {v.what}" for v in misses))
+    elif any(v.status == "PASS" for v in vs):
+        lines.append("all measured targets met")
+    return "\n".join(lines)

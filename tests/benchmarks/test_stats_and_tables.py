@@ -1,0 +1,92 @@
+"""Harness, statistics and table arithmetic of the benchmarks (no server, no subprocess)."""
+
+import re
+
+import pytest
+
+from benchmarks import common, shapes
+
+
+def test_summarize_median_and_quartiles():
+    s = common.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (s["n"], s["median"], s["min"], s["max"]) == (5, 3.0, 1.0, 5.0)
+    assert (s["q1"], s["q3"]) == (2.0, 4.0)
+    assert s["rel_iqr"] == pytest.approx(2.0 / 3.0)
+    assert common.summarize([7.0])["median"] == 7.0
+    assert common.summarize([]) == {"n": 0}
+
+
+def test_ratios():
+    assert common.ratio(3.0, 2.0) == 1.5
+    assert common.ratio(None, 2.0) is None and common.ratio(1.0, 0) is None
+    # per-round ratios 2, 2, 3: the median is 2 although the ratio of the medians is 4/2
+    assert common.paired_ratio([2.0, 4.0, 6.0], [1.0, 2.0, 2.0]) == 2.0
+    assert common.paired_ratio([], []) is None
+
+
+@pytest.mark.parametrize("ns, text", [
+    (12.34, "12.3 ns"), (123.4, "123 ns"), (1234, "1.23 µs"), (12345, "12.3 µs"), (2_500_000, "2.5 ms"),
+    (25_000_000, "25.0 ms"), (None, "-"),
+])
+def test_fmt_ns(ns, text):
+    assert common.fmt_ns(ns) == text
+
+
+def test_fmt_ratio():
+    assert [common.fmt_ratio(x) for x in (1.0, 1.234, 12.34, 456.7, None)] == ["1.00x", "1.23x", "12.3x", "457x", "-"]
+
+
+def test_markdown_table_is_aligned_markdown():
+    text = common.markdown_table(["name", "value"], [["a", "1"], ["longer", "12345"]])
+    lines = text.splitlines()
+    assert len({len(line) for line in lines}) == 1
+    assert lines[1] == "|--------|------:|"
+    assert lines[3] == "| longer | 12345 |"
+
+
+def test_calibrate_reaches_the_target_duration():
+    loops = common.calibrate(lambda a, b: a + b, 1, 2, target_ns=2_000_000)
+    assert loops > 100
+    ns = common.time_loops(lambda a, b: a + b, 1, 2, loops)
+    assert 200_000 < ns < 50_000_000  # within a wide band on a shared machine
+
+
+def test_interleaved_samples_rotate_the_order():
+    calls = []
+
+    def cell(name):
+        return (name, lambda a, b: calls.append(name), None, None)
+
+    samples, loops = common.interleaved_samples([cell("A"), cell("B"), cell("C")], rounds=3, target_ns=1)
+    assert all(len(v) == 3 for v in samples.values()) and set(loops.values()) == {1}
+    timed = calls[-9:]  # after the calibration and warm-up calls
+    assert timed == ["A", "B", "C", "B", "C", "A", "C", "A", "B"]
+
+
+def test_copy_baseline_really_allocates():
+    colnames, rows = shapes.make_rows(10, 3, "ints")
+    lists = [list(r) for r in rows]
+    out = common.copy_tuples(colnames, lists)
+    assert out == rows and all(type(t) is tuple and t is not r for t, r in zip(out, rows))
+
+
+@pytest.mark.parametrize("kind", shapes.KINDS)
+def test_shapes_are_deterministic_and_sized(kind):
+    colnames, rows = shapes.make_rows(7, 12, kind)
+    assert len(colnames) == len(set(colnames)) == 12
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", c) for c in colnames)
+    assert len(rows) == 7 and all(type(r) is tuple and len(r) == 12 for r in rows)
+    assert shapes.make_rows(7, 12, kind) == (colnames, rows)
+    if kind == "ints":
+        assert all(type(v) is int for r in rows for v in r)
+    if kind == "text":
+        assert all(type(v) is str for r in rows for v in r)
+    if kind == "mixed":
+        assert len({type(v) for r in rows for v in r}) >= 6
+
+
+def test_row_factories_by_name():
+    names = list(common.row_factories())
+    assert names[:7] == list(common.DRIVER + common.OURS)
+    assert set(names[7:]) == set(common.PYTHON_TWINS)
+    assert list(common.row_factories(include_python=False)) == names[:7]
