@@ -203,17 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-python", action="store_true", help="leave out the pure-Python twins")
     args = ap.parse_args(argv)
     spec = default_spec(args.size, args.fixtures.split(",") if args.fixtures else None, not args.no_python)
-    if args.processes:
-        spec["processes"] = args.processes
-    if args.rounds:
-        spec["rounds"] = args.rounds
-    section = run(spec)
-    print()
-    print(render(section))
-    if args.json:
-        path = common.write_json(args.json, {"schema": common.SCHEMA_VERSION, "env": common.environment(),
-                                             "decode": section})
-        print(f"\nJSON: {path}")
+    section = run(common.apply_overrides(spec, args.processes, args.rounds))
+    common.print_and_save("decode", section, render, args.json)
     return 0
 
 

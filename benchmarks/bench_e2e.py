@@ -379,12 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if started:
             stop()
-    print()
-    print(render(section))
-    if args.json:
-        path = common.write_json(args.json, {"schema": common.SCHEMA_VERSION, "env": common.environment(),
-                                             "e2e": section})
-        print(f"\nJSON: {path}")
+    common.print_and_save("e2e", section, render, args.json)
     return 0
 
 

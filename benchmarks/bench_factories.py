@@ -220,17 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     spec = default_spec(args.size, [int(x) for x in args.rows.split(",")], [int(x) for x in args.cols.split(",")],
                         args.kinds.split(","), python_twins=not args.no_python)
-    if args.processes:
-        spec["processes"] = args.processes
-    if args.rounds:
-        spec["rounds"] = args.rounds
-    section = run(spec)
-    print()
-    print(render(section))
-    if args.json:
-        path = common.write_json(args.json, {"schema": common.SCHEMA_VERSION, "env": common.environment(),
-                                             "factory_only": section})
-        print(f"\nJSON: {path}")
+    section = run(common.apply_overrides(spec, args.processes, args.rounds))
+    common.print_and_save("factory_only", section, render, args.json)
     return 0
 
 

@@ -432,3 +432,21 @@ def import_optional(name: str) -> Any:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def apply_overrides(spec: dict, processes: int | None, rounds: int | None) -> dict:
+    """``--processes``/``--rounds`` from the command line, over the size's defaults."""
+    if processes:
+        spec["processes"] = processes
+    if rounds:
+        spec["rounds"] = rounds
+    return spec
+
+
+def print_and_save(key: str, section: dict, render, json_path: str | None) -> None:
+    """Print a bench's table, and write it with the environment to ``json_path`` if given."""
+    print()
+    print(render(section))
+    if json_path:
+        path = write_json(json_path, {"schema": SCHEMA_VERSION, "env": environment(), key: section})
+        print(f"\nJSON: {path}")
