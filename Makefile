@@ -74,7 +74,7 @@ cluster-down: cassandra-down
 wheel: $(DEPS)
 	rm -rf dist/*.whl wheelhouse
 	$(BIN)/pip wheel --no-deps --no-build-isolation -w dist .
-	$(BIN)/auditwheel repair -w dist dist/pyfactories-*-linux_*.whl \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w dist dist/pyfactories-*-linux_*.whl \
 		&& rm -f dist/pyfactories-*-linux_*.whl \
 		|| echo "auditwheel could not repair the wheel: keeping the linux_* tag"
 	ls dist/
