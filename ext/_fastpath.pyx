@@ -177,18 +177,21 @@ cdef class Plan:
         else:
             self.template = dict.fromkeys(self.keys)
 
-    cdef bint same_user_types(self, user_type_map):
-        """Registering a UDT class after a plan was built must reach new results, as in the driver."""
-        for keyspace, name, mapped in self.udts:
-            if user_type_map.get(keyspace, {}).get(name) is not mapped:
-                return False
-        return True
+    cdef void map_user_types(self, user_type_map) except *:
+        """Point each UDT at the class registered for it now, as the driver's metadata parse does.
+
+        The UDT type objects are shared by every cluster in the process, and the
+        driver sets their ``mapped_class`` on each parse; a cached plan skips the
+        parse, so it repeats that step.
+        """
+        for udt in self.udts:
+            udt.mapped_class = user_type_map.get(udt.keyspace, {}).get(udt.typename)
 
 
 def _user_types(types):
     for t in types:
         if isinstance(t, type) and issubclass(t, UserType) and t.typename is not None:
-            yield t.keyspace, t.typename, t.mapped_class
+            yield t
         yield from _user_types(getattr(t, "subtypes", None) or ())
 
 
@@ -283,7 +286,9 @@ cdef class RowsDecoder:
         memcpy(k + 2, &colcount, 4)
         memcpy(k + 6, r.buf + spec_start, spec_len)
         cdef Plan plan = self.by_metadata.get(key)
-        if plan is not None and plan.same_user_types(user_type_map):
+        if plan is not None:
+            if plan.udts:
+                plan.map_user_types(user_type_map)
             self.hits += 1
             msg.column_metadata = list(plan.column_metadata)
             return plan

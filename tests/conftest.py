@@ -4,6 +4,11 @@ import importlib
 
 import cassandra
 import pytest
+from hypothesis import settings
+
+# Examples are checked for what they do, not timed: this machine is shared and noisy.
+settings.register_profile("pyfactories", deadline=None)
+settings.load_profile("pyfactories")
 
 import pyfactories
 

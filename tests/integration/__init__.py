@@ -1,0 +1,1 @@
+"""Integration suite: the row factories and the fast path against a real Cassandra (``-m integration``)."""
