@@ -26,7 +26,7 @@ help:
 $(DEPS): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --upgrade "setuptools>=68" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
+	$(BIN)/pip install -q --upgrade "setuptools>=77" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
 	$(BIN)/pip install -q --no-build-isolation -e ".[dev]"
 	touch $@
 

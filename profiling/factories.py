@@ -16,6 +16,7 @@ or ``module:function`` for any importable row factory.
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -51,18 +52,20 @@ def _legacy_mode():
 
 
 def _fastpath_module():
-    try:
-        return importlib.import_module("pyfactories.fastpath")
-    except ImportError as exc:
-        raise ValueError(f"the fast path is not available in this build: {exc}") from exc
+    """``pyfactories.fastpath`` if it is on in this build; its reason as a ValueError otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the reason is raised below instead
+        fastpath = importlib.import_module("pyfactories.fastpath")
+    if not fastpath.AVAILABLE:
+        raise ValueError(f"the fast path is off in this build: {fastpath.UNAVAILABLE_REASON}")
+    return fastpath
 
 
 def _fastpath_enabled(session: Session) -> bool:
     try:
-        fastpath = importlib.import_module("pyfactories.fastpath")
-    except ImportError:
+        return _fastpath_module().is_enabled(session)
+    except ValueError:
         return False
-    return fastpath.is_enabled(session)
 
 
 BUILTIN: dict[str, FactoryChoice] = {

@@ -4,6 +4,8 @@ import importlib
 
 import cassandra
 import pytest
+
+from profiling.node import NodeError, ensure_up, stop
 from hypothesis import settings
 
 # Examples are checked for what they do, not timed: this machine is shared and noisy.
@@ -33,3 +35,28 @@ def impl(request):
     module.cache_clear()
     yield module
     module.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def cassandra_hosts():
+    """Hosts of a real Cassandra for the whole session.
+
+    ``profiling.node.ensure_up`` starts one local node (or reuses one that is
+    already up, or the user's own cluster named by ``PYFACTORIES_HOSTS``); it
+    is stopped at the end only if this session started it. Without Java or
+    Maven no node can start: the tests that need one then fail with the tool's
+    message saying what to install; they are never skipped.
+    """
+    try:
+        started, hosts = ensure_up(nodes=1)
+    except NodeError as exc:
+        problem = str(exc)
+    else:
+        problem = None
+    if problem is not None:
+        pytest.fail(f"these tests need a Cassandra node and none could be started:\n{problem}", pytrace=False)
+    try:
+        yield hosts
+    finally:
+        if started:
+            stop()

@@ -34,7 +34,7 @@ def test_sdist_builds_with_a_c_compiler_and_no_cython(tmp_path):
     run(sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(ROOT))
     (sdist,) = (tmp_path / "dist").glob("pyfactories-*.tar.gz")
     python = fresh_env(tmp_path / "env")
-    run(str(python), "-m", "pip", "install", "-q", "setuptools", "wheel", "cassandra-driver==3.30.1")
+    run(str(python), "-m", "pip", "install", "-q", "--upgrade", "setuptools>=77", "wheel", "cassandra-driver==3.30.1")
     assert "Cython" not in run(str(python), "-m", "pip", "list")
     run(str(python), "-m", "pip", "install", "-q", "--no-build-isolation", str(sdist))
     first, second = run(str(python), "-c", IMPORT_CHECK, cwd=tmp_path).splitlines()

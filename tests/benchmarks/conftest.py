@@ -4,11 +4,8 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def bench_cluster():
-    """``(hosts, port)`` of the project's local node (started if needed, stopped only if started here)."""
-    from profiling.node import ensure_up, port, stop
+def bench_cluster(cassandra_hosts):
+    """``(hosts, port)`` of the session's Cassandra (see ``tests/conftest.py``)."""
+    from profiling.node import port
 
-    started, hosts = ensure_up(nodes=1, quiet=True)
-    yield hosts, port()
-    if started:
-        stop(quiet=True)
+    return cassandra_hosts, port()

@@ -1,10 +1,7 @@
 """Fixtures of the integration suite: one real Cassandra node per test session, the keyspace
 ``pyfactories_it`` and its rows, and the clusters/sessions the tests read through.
 
-The node: ``profiling.node.ensure_up`` starts one (or reuses one that is already up, or the user's
-own cluster named by ``PYFACTORIES_HOSTS``); it is stopped at the end only if this session started
-it. Without Java or Maven the node cannot start: every test then fails with the tool's message
-(what to install), it is never skipped.
+The node comes from the ``cassandra_hosts`` fixture of ``tests/conftest.py``.
 
 Every test module here sets ``pytestmark = pytest.mark.integration``; collection refuses one that
 does not, so ``-m "not integration"`` really leaves the whole suite out.
@@ -18,7 +15,7 @@ from pathlib import Path
 import pytest
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, default_lbp_factory
 
-from profiling.node import NodeError, ensure_up, port, stop
+from profiling.node import port
 from pyfactories import fastpath
 
 from .support import (
@@ -50,24 +47,6 @@ def pytest_collection_modifyitems(config, items):
             "tests under tests/integration must be marked integration (pytestmark = pytest.mark.integration): "
             + ", ".join(unmarked)
         )
-
-
-@pytest.fixture(scope="session")
-def cassandra_hosts():
-    """Hosts of a running Cassandra: started (once) if needed, stopped at the end only if started here."""
-    try:
-        started, hosts = ensure_up(nodes=1)
-    except NodeError as exc:
-        problem = str(exc)
-    else:
-        problem = None
-    if problem is not None:
-        pytest.fail(f"the integration suite needs a Cassandra node and none could be started:\n{problem}", pytrace=False)
-    try:
-        yield hosts
-    finally:
-        if started:
-            stop()
 
 
 def profile(row_factory=None, **kwargs) -> ExecutionProfile:

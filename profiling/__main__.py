@@ -1,0 +1,125 @@
+"""``python -m profiling run|list``: where does a Cassandra client's CPU go?
+
+``run --default`` is the short set ``make profile`` runs; ``--pattern`` and
+``--factory`` (repeatable) narrow it or choose any other combination.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from . import client
+from .factories import available, resolve
+from .patterns import PATTERNS
+from .runner import Options, run_session
+from .workload import COLUMN_TYPES
+
+DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
+DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple"]
+DEFAULT_OPS = 10000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m profiling", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the patterns, factories, column types and connection classes")
+    run = sub.add_parser("run", help="profile patterns x factories against a cluster")
+    run.add_argument("--default", action="store_true",
+                     help=f"the short default set: {', '.join(DEFAULT_PATTERNS)} x "
+                          f"{', '.join(DEFAULT_FACTORIES)}, reads and writes, -n {DEFAULT_OPS}")
+    run.add_argument("-p", "--pattern", action="append", choices=list(PATTERNS), metavar="PATTERN",
+                     help="an execution pattern (repeatable; `list` names them)")
+    run.add_argument("-f", "--factory", action="append", metavar="NAME|module:function",
+                     help="a row factory by name or any importable module:function (repeatable)")
+    run.add_argument("-n", "--num-ops", type=int, help="operations per run")
+    run.add_argument("-H", "--hosts", help="comma-separated contact points of your cluster "
+                                           "(default: start or reuse the project's local node)")
+    run.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
+    run.add_argument("-t", "--threads", type=int, default=1, help="threads per pattern (default 1)")
+    run.add_argument("-c", "--num-columns", type=int, default=5, help="value columns per row (default 5)")
+    run.add_argument("--column-type", default="text", choices=[*COLUMN_TYPES, "mixed"],
+                     help="CQL type of the value columns (default text)")
+    run.add_argument("--rows-per-query", type=int, default=10, help="rows each select returns (default 10)")
+    run.add_argument("--concurrency", type=int, default=120,
+                     help="requests in flight: batch/queue size, callback chains, in-flight limit "
+                          "(default 120)")
+    run.add_argument("--processes", type=int, default=2, help="pool size of the multiprocess patterns")
+    run.add_argument("--retries", type=int, default=3, help="async_errback's retries per request")
+    run.add_argument("--connection-class", choices=list(client.REACTORS),
+                     help="the driver's reactor (default libev when it loads, else asyncio)")
+    run.add_argument("--protocol-version", type=int, help="native protocol version (default: negotiated)")
+    run.add_argument("--keyspace", default="pyfactories_profile")
+    run.add_argument("--keep-data", action="store_true", help="do not drop the keyspace at the end")
+    kind = run.add_mutually_exclusive_group()
+    kind.add_argument("--read", action="store_true", help="selects only")
+    kind.add_argument("--write", action="store_true", help="inserts only")
+    run.add_argument("--profiler", choices=["none", "cprofile", "pyspy", "both"], default="both",
+                     help="besides the always-on instrumentation (default both)")
+    run.add_argument("--rate", type=int, default=500, help="py-spy samples per second (default 500)")
+    run.add_argument("--native", action="store_true",
+                     help="py-spy --native: the driver's compiled modules show in the flamegraphs by .so name, "
+                          "but py-spy then pauses the client for every sample (about half the throughput)")
+    run.add_argument("--cprofile-ops", type=int, help="operations of the cProfile pass (default n/4)")
+    run.add_argument("--out", help="output folder (default profiles/<timestamp>)")
+    return parser
+
+
+def options(args: argparse.Namespace, argv: list[str]) -> Options:
+    patterns = args.pattern or (DEFAULT_PATTERNS if args.default else list(PATTERNS))
+    factories = args.factory or (DEFAULT_FACTORIES if args.default else ["tuple"])
+    for name in factories:
+        resolve(name)  # an unknown name or a broken module:function fails here, before any run
+    reactor = args.connection_class or client.default_reactor()
+    problem = client.reactor_problem(reactor)
+    if problem:
+        raise ValueError(problem)
+    kinds = ["read"] if args.read else ["write"] if args.write else ["read", "write"]
+    for value, flag in ((args.threads, "--threads"), (args.concurrency, "--concurrency"),
+                        (args.processes, "--processes")):
+        if value < 1:
+            raise ValueError(f"{flag} must be at least 1")
+    return Options(
+        patterns=list(dict.fromkeys(patterns)), factories=list(dict.fromkeys(factories)), kinds=kinds,
+        num_ops=args.num_ops or (DEFAULT_OPS if args.default else 10000), threads=args.threads,
+        concurrency=args.concurrency, processes=args.processes, retries=args.retries,
+        num_columns=args.num_columns, column_type=args.column_type, rows_per_query=args.rows_per_query,
+        hosts=[h.strip() for h in (args.hosts or "").split(",") if h.strip()], port=args.port,
+        connection_class=reactor, protocol_version=args.protocol_version, keyspace=args.keyspace,
+        keep_data=args.keep_data, profiler=args.profiler, rate=args.rate, native=args.native,
+        cprofile_ops=args.cprofile_ops,
+        out=args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}",
+        command="python -m profiling " + shlex.join(argv))
+
+
+def list_choices() -> None:
+    print("patterns:")
+    for p in PATTERNS.values():
+        print(f"  {p.name:24} {p.summary}")
+    print("factories:\n  " + ", ".join(available()) + ", or module:function")
+    print("column types:\n  " + ", ".join([*COLUMN_TYPES, "mixed"]))
+    print("connection classes:")
+    for name in client.REACTORS:
+        problem = client.reactor_problem(name)
+        print(f"  {name:10} {'available' if problem is None else problem}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    if args.command == "list":
+        list_choices()
+        return 0
+    try:
+        opts = options(args, argv)
+    except ValueError as exc:
+        print(f"python -m profiling: error: {exc}", file=sys.stderr)
+        return 2
+    return run_session(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

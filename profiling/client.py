@@ -1,0 +1,147 @@
+"""One profiled client: a Cluster/Session built from a run spec, instrumented.
+
+Used by the run's child process and by each worker of the multiprocess
+patterns (which must build their own Session after they start).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import importlib.util
+import signal
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import instrument
+from .workload import Workload
+
+#: --connection-class name -> (module, class, extra module the reactor needs)
+REACTORS = {
+    "libev": ("cassandra.io.libevreactor", "LibevConnection", None),
+    "asyncio": ("cassandra.io.asyncioreactor", "AsyncioConnection", None),
+    "twisted": ("cassandra.io.twistedreactor", "TwistedConnection", "twisted"),
+    "gevent": ("cassandra.io.geventreactor", "GeventConnection", "gevent"),
+    "eventlet": ("cassandra.io.eventletreactor", "EventletConnection", "eventlet"),
+}
+
+
+class ReactorUnavailable(RuntimeError):
+    pass
+
+
+def reactor_problem(name: str) -> str | None:
+    """Why ``--connection-class name`` cannot be used here, or None if it can.
+
+    Checked without importing gevent/eventlet (importing them is harmless, but
+    their reactors only work after monkey-patching, done in the child).
+    """
+    if name not in REACTORS:
+        return f"unknown connection class {name!r}; choose one of {', '.join(REACTORS)}"
+    module, _cls, extra = REACTORS[name]
+    if extra and importlib.util.find_spec(extra) is None:
+        return f"connection class {name!r} needs the {extra!r} package: pip install {extra}"
+    if name in ("libev", "asyncio"):
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            hint = (" (the driver was built without its libev extension: install libev-dev "
+                    "(Debian/Ubuntu) or libev-devel, then reinstall cassandra-driver from source)"
+                    if name == "libev" else "")
+            return f"connection class {name!r} does not load: {exc}{hint}"
+    return None
+
+
+def default_reactor() -> str:
+    return "libev" if reactor_problem("libev") is None else "asyncio"
+
+
+def connection_class(name: str) -> type:
+    problem = reactor_problem(name)
+    if problem:
+        raise ReactorUnavailable(problem)
+    module, cls, _extra = REACTORS[name]
+    if name in ("gevent", "eventlet"):
+        _monkey_patch(name)
+    return getattr(importlib.import_module(module), cls)
+
+
+def _monkey_patch(name: str) -> None:
+    if name == "gevent":
+        from gevent import monkey
+
+        monkey.patch_all()
+    else:
+        import eventlet
+
+        eventlet.monkey_patch()
+
+
+def allow_profiling() -> None:
+    """Let py-spy (a sibling process, not our parent) attach under Yama ptrace_scope=1.
+
+    PR_SET_PTRACER_ANY; a no-op where Yama or prctl is absent.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(0x59616D61, ctypes.c_ulong(-1 & 0xFFFFFFFFFFFFFFFF), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def die_with_parent() -> None:
+    """SIGTERM when the parent dies (Linux), so an orphaned run does not go on."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class Client:
+    cluster: Any
+    session: Any
+    recorder: instrument.Recorder
+    request: Callable[[int], Any]
+
+    def close(self) -> None:
+        self.cluster.shutdown()
+
+
+def open_client(spec: dict[str, Any]) -> Client:
+    """Connect, apply the row factory, instrument, prepare the workload's statement."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+
+    from .factories import resolve
+
+    kwargs: dict[str, Any] = {"port": spec["port"],
+                              "connection_class": connection_class(spec["connection_class"])}
+    if spec.get("protocol_version"):
+        kwargs["protocol_version"] = spec["protocol_version"]
+    profile = ExecutionProfile(request_timeout=spec.get("request_timeout", 30.0))
+    cluster = Cluster(spec["hosts"], execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **kwargs)
+    try:
+        session = cluster.connect()
+        resolve(spec["factory"]).apply(session)
+        recorder = instrument.Recorder()
+        instrument.install(session, recorder)
+        workload = Workload(**spec["workload"])
+        request = workload.requests(session, lambda bind: instrument.timed_bind(recorder, bind))
+    except BaseException:
+        cluster.shutdown()
+        raise
+    return Client(cluster, session, recorder, request)
+
+
+def warm_up(client: Client, ops: int) -> None:
+    """A few requests first: connections, prepared statements and caches get warm.
+
+    Uses operation numbers past the measured ones' start, so writes land in the
+    same partitions; failures here surface in the measured run, not here.
+    """
+    from cassandra.concurrent import execute_concurrent
+
+    if ops > 0:
+        execute_concurrent(client.session, ((client.request(i), None) for i in range(ops)),
+                           concurrency=min(ops, 50), raise_on_first_error=False)

@@ -1,0 +1,286 @@
+"""Direct instrumentation: CPU time of the client, measured in nanoseconds.
+
+Regions are timed with the calling thread's CPU clock (``time.thread_time_ns``),
+so a thread that loses the GIL in the middle of a region is not charged for
+what other threads do meanwhile. Regions are exclusive: a region nested in
+another is subtracted from the outer one. What is timed:
+
+* ``deserialization``: the protocol handler's ``decode_message`` (a subclass of
+  the session's handler), i.e. decoding every response, rows included;
+* ``row_factory``: the session's row factory, wrapped;
+* ``encode``: ``encode_message`` plus binding the statement's values
+  (serialization happens at bind time, in :func:`timed_bind`);
+* ``wait``: CPU spent inside the execution pattern's blocking calls
+  (``future.result()``, ``Event.wait``), see :meth:`Recorder.wait`.
+
+``io`` is the CPU of the driver's event-loop thread that none of the regions
+above covers (the reactor, socket reads and writes, framing, completing
+futures and the callbacks chained on them); ``other`` is the rest of the
+process's CPU. The function names below are the markers that
+:mod:`profiling.sampling` looks for in py-spy stacks, so both methods
+draw the same boundaries: keep them in sync.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable
+
+CATEGORIES = ("deserialization", "row_factory", "encode", "io", "wait", "other")
+REGIONS = ("deserialization", "row_factory", "encode", "wait")
+_DESER, _ROWS, _ENCODE, _WAIT = range(4)
+
+#: Names of the driver's event-loop threads, by reactor.
+LOOP_THREAD_NAMES = frozenset({
+    "event_loop",  # libev
+    "asyncio_thread",
+    "cassandra_driver_twisted_event_loop",
+    "asyncore_cassandra_driver_event_loop",
+})
+
+_clock = time.thread_time_ns
+
+
+class _ThreadState:
+    __slots__ = ("ident", "ns", "calls", "nested")
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+        self.ns = [0, 0, 0, 0]
+        self.calls = [0, 0, 0, 0]
+        self.nested = 0  # ns of inner regions, charged to them, not to the outer one
+
+
+class Recorder:
+    """Accumulates region times per thread; one per process."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._states: list[_ThreadState] = []
+        self._lock = threading.Lock()
+
+    def state(self) -> _ThreadState:
+        try:
+            return self._local.state
+        except AttributeError:
+            st = self._local.state = _ThreadState(threading.get_ident())
+            with self._lock:
+                self._states.append(st)
+            return st
+
+    def wait(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call a blocking function (``future.result``...) as a ``wait`` region."""
+        return _pf_wait(self, fn, args)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Cumulative totals: regions (all threads and loop threads only), CPU clocks."""
+        loop = _loop_threads()
+        with self._lock:
+            states = list(self._states)
+        total = [0, 0, 0, 0]
+        on_loop = [0, 0, 0, 0]
+        calls = [0, 0, 0, 0]
+        for st in states:
+            for k in range(4):
+                total[k] += st.ns[k]
+                calls[k] += st.calls[k]
+                if st.ident in loop:
+                    on_loop[k] += st.ns[k]
+        return {
+            "process_ns": time.process_time_ns(),
+            "threads": _threads_cpu(),
+            "loop_ns": sum(loop.values()),
+            "loop_threads": len(loop),
+            "regions_ns": dict(zip(REGIONS, total)),
+            "regions_on_loop_ns": dict(zip(REGIONS, on_loop)),
+            "calls": dict(zip(REGIONS, calls)),
+        }
+
+
+def _loop_threads() -> dict[int, int]:
+    """CPU ns of each live event-loop thread of this process, by ident."""
+    out = {}
+    for t in threading.enumerate():
+        if t.name in LOOP_THREAD_NAMES and t.ident is not None:
+            try:
+                out[t.ident] = time.clock_gettime_ns(time.pthread_getcpuclockid(t.ident))
+            except (OSError, AttributeError):  # thread just ended, or no per-thread clocks
+                pass
+    return out
+
+
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 1e7
+
+
+def _threads_cpu() -> dict[str, dict[str, Any]]:
+    """Per live thread, by OS thread id (as py-spy shows it): name, CPU ns (schedstat,
+    precise) and its system (kernel) part in ns (from stat's clock ticks)."""
+    out = {}
+    for t in threading.enumerate():
+        tid = t.native_id
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[str(tid)] = {"name": t.name, "ns": ns, "sys_ns": int(fields[12]) * _TICK_NS}
+        except (OSError, ValueError, IndexError):
+            pass  # not Linux, or the thread just ended: its CPU goes to the unattributed rest
+    return out
+
+
+def _pf_wait(rec: Recorder, fn: Callable[..., Any], args: tuple) -> Any:
+    st = rec.state()
+    outer = st.nested
+    st.nested = 0
+    t0 = _clock()
+    try:
+        return fn(*args)
+    finally:
+        dt = _clock() - t0
+        st.ns[_WAIT] += dt - st.nested
+        st.calls[_WAIT] += 1
+        st.nested = outer + dt
+
+
+def timed_bind(rec: Recorder, bind: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``prepared.bind`` as an ``encode`` region (values are serialized there)."""
+
+    def _pf_bind(values: Any) -> Any:
+        st = rec.state()
+        outer = st.nested
+        st.nested = 0
+        t0 = _clock()
+        try:
+            return bind(values)
+        finally:
+            dt = _clock() - t0
+            st.ns[_ENCODE] += dt - st.nested
+            st.calls[_ENCODE] += 1
+            st.nested = outer + dt
+
+    return _pf_bind
+
+
+def timed_row_factory(rec: Recorder, factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def _pf_row_factory(colnames: Any, rows: Any) -> Any:
+        st = rec.state()
+        outer = st.nested
+        st.nested = 0
+        t0 = _clock()
+        try:
+            return factory(colnames, rows)
+        finally:
+            dt = _clock() - t0
+            st.ns[_ROWS] += dt - st.nested
+            st.calls[_ROWS] += 1
+            st.nested = outer + dt
+
+    _pf_row_factory.__wrapped__ = factory  # type: ignore[attr-defined]
+    return _pf_row_factory
+
+
+def timed_handler(rec: Recorder, base: Any) -> type:
+    """A subclass of the protocol handler ``base`` timing encode and decode."""
+    base_encode = base.encode_message.__func__
+    base_decode = base.decode_message.__func__
+
+    class TimedProtocolHandler(base):  # type: ignore[misc, valid-type]
+        @classmethod
+        def encode_message(cls, *args: Any, **kwargs: Any) -> Any:
+            st = rec.state()
+            outer = st.nested
+            st.nested = 0
+            t0 = _clock()
+            try:
+                return base_encode(cls, *args, **kwargs)
+            finally:
+                dt = _clock() - t0
+                st.ns[_ENCODE] += dt - st.nested
+                st.calls[_ENCODE] += 1
+                st.nested = outer + dt
+
+        @classmethod
+        def decode_message(cls, *args: Any, **kwargs: Any) -> Any:
+            st = rec.state()
+            outer = st.nested
+            st.nested = 0
+            t0 = _clock()
+            try:
+                return base_decode(cls, *args, **kwargs)
+            finally:
+                dt = _clock() - t0
+                st.ns[_DESER] += dt - st.nested
+                st.calls[_DESER] += 1
+                st.nested = outer + dt
+
+    TimedProtocolHandler.__name__ = f"Timed{base.__name__}"
+    return TimedProtocolHandler
+
+
+def install(session: Any, rec: Recorder) -> None:
+    """Time the session's protocol handler and row factory from its next request on.
+
+    Call after the row factory choice was applied (a fast-path choice replaces
+    the protocol handler, which this then subclasses).
+    """
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, _ConfigMode
+
+    session.client_protocol_handler = timed_handler(rec, session.client_protocol_handler)
+    if session.cluster._config_mode == _ConfigMode.LEGACY:
+        session.row_factory = timed_row_factory(rec, session.row_factory)
+    else:
+        profile = session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT]
+        profile.row_factory = timed_row_factory(rec, profile.row_factory)
+
+
+def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after - before`` of two snapshots of one process, plus its pid."""
+    out: dict[str, Any] = {
+        "pid": os.getpid(),
+        "process_ns": after["process_ns"] - before["process_ns"],
+        "loop_ns": after["loop_ns"] - before["loop_ns"],
+        "loop_threads": after["loop_threads"],
+        "threads": {tid: {"name": t["name"],
+                          "ns": t["ns"] - before["threads"].get(tid, {}).get("ns", 0),
+                          "sys_ns": t["sys_ns"] - before["threads"].get(tid, {}).get("sys_ns", 0)}
+                    for tid, t in after["threads"].items()},
+    }
+    for key in ("regions_ns", "regions_on_loop_ns", "calls"):
+        out[key] = {k: after[key][k] - before[key][k] for k in REGIONS}
+    return out
+
+
+def combine(deltas: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum the deltas of several processes (a pool's workers and their parent)."""
+    out: dict[str, Any] = {"process_ns": 0, "loop_ns": 0, "loop_threads": 0, "threads": {},
+                           "regions_ns": dict.fromkeys(REGIONS, 0),
+                           "regions_on_loop_ns": dict.fromkeys(REGIONS, 0),
+                           "calls": dict.fromkeys(REGIONS, 0)}
+    for d in deltas:
+        out["threads"].update(d["threads"])
+        for key in ("process_ns", "loop_ns", "loop_threads"):
+            out[key] += d[key]
+        for key in ("regions_ns", "regions_on_loop_ns", "calls"):
+            for k in REGIONS:
+                out[key][k] += d[key][k]
+    return out
+
+
+def shares(d: dict[str, Any]) -> dict[str, float]:
+    """Fractions of client CPU per category from a (combined) delta.
+
+    ``io`` = event-loop threads' CPU minus the regions that ran on them;
+    ``other`` = what remains of the process CPU. Clock granularity can make
+    the parts exceed the whole by a hair: they are then scaled to sum to 1.
+    """
+    ns = {k: float(d["regions_ns"][k]) for k in REGIONS}
+    ns["io"] = max(0.0, d["loop_ns"] - sum(d["regions_on_loop_ns"].values()))
+    total = float(d["process_ns"])
+    ns["other"] = max(0.0, total - sum(ns.values()))
+    whole = sum(ns.values())
+    if whole <= 0:
+        return dict.fromkeys(CATEGORIES, 0.0)
+    return {k: ns[k] / whole for k in CATEGORIES}

@@ -1,0 +1,124 @@
+"""Seed 002's multiprocess patterns: a pool whose workers build their own Session.
+
+``multiprocess_execute`` maps single requests to the pool (10 per task, as the
+blog's ``pool.map(..., batch_size=10)``) and each worker executes them one by
+one; ``multiprocess_concurrent`` sends chunks of ``--concurrency`` requests and
+each worker runs a chunk through ``execute_concurrent``.
+
+Workers start from a ``forkserver`` (no driver state, threads or sockets are
+inherited; the Session is created in the pool initializer), ignore SIGINT (the
+parent stops feeding them instead) and send back, with every task, their
+cumulative instrumentation since they became ready, so the parent can add
+the workers' CPU to its own.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import os
+import signal
+import threading
+from typing import Any
+
+from . import client as client_mod
+from . import instrument
+from .patterns import Context, Tally, _collect, _submit, execute_concurrent
+
+EXECUTE_CHUNK = 10
+
+_client: client_mod.Client | None = None
+_state: dict[str, Any] = {}
+
+
+def _init(spec: dict[str, Any], ready: Any, failures: Any) -> None:
+    global _client
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    client_mod.allow_profiling()
+    try:
+        _client = client_mod.open_client(spec)
+        client_mod.warm_up(_client, spec.get("warmup", 0) // max(1, spec["processes"]))
+        _state.update(base=_client.recorder.snapshot(), seq=0, profiler=None,
+                      prof_path=None)
+    except Exception as exc:
+        failures.put(f"worker {os.getpid()}: {type(exc).__name__}: {exc}")
+    finally:
+        ready.release()
+
+
+def _task(pattern: str, start: int, stop: int, concurrency: int, prof_dir: str | None) -> tuple:
+    if _client is None:
+        raise RuntimeError("this pool worker failed to connect (see the first failure)")
+    if prof_dir and _state["profiler"] is None:
+        import cProfile
+
+        _state["profiler"] = cProfile.Profile()
+        _state["prof_path"] = os.path.join(prof_dir, f"worker-{os.getpid()}.prof")
+    profiler = _state["profiler"]
+    ctx = Context(_client.session, _client.request, concurrency=concurrency,
+                  wait=_client.recorder.wait)
+    if profiler:
+        profiler.enable()
+    if pattern == "multiprocess_execute":
+        for i in range(start, stop):
+            _collect(ctx, _submit(ctx, i))
+    else:
+        execute_concurrent(ctx, range(start, stop))
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(_state["prof_path"])
+    _state["seq"] += 1
+    delta = instrument.delta(_state["base"], _client.recorder.snapshot())
+    return os.getpid(), _state["seq"], ctx.tally.to_dict(), delta
+
+
+class PoolRun:
+    """The pool of one run; ``start`` before the measurement, ``run`` measured."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.processes = max(1, spec["processes"])
+        self.recorder = instrument.Recorder()
+        self.pool: Any = None
+
+    def start(self, timeout: float = 180.0) -> None:
+        mp = multiprocessing.get_context("forkserver")
+        ready, failures = mp.Semaphore(0), mp.Queue()
+        self.pool = mp.Pool(self.processes, initializer=_init, initargs=(self.spec, ready, failures))
+        for _ in range(self.processes):
+            if not ready.acquire(timeout=timeout):
+                raise RuntimeError(f"pool workers not ready after {timeout:.0f} s")
+        if not failures.empty():
+            raise RuntimeError(failures.get())
+
+    def run(self, stop: threading.Event, prof_dir: str | None = None) -> tuple[Tally, dict[str, Any]]:
+        """Feed the pool (at most two tasks per worker queued) until done or stopped."""
+        n, pattern = self.spec["num_ops"], self.spec["pattern"]
+        chunk = EXECUTE_CHUNK if pattern == "multiprocess_execute" else self.spec["concurrency"]
+        bounds = iter([(s, min(s + chunk, n)) for s in range(0, n, chunk)])
+        tally = Tally()
+        latest: dict[int, tuple[int, dict[str, Any]]] = {}
+        before = self.recorder.snapshot()
+        pending: collections.deque[Any] = collections.deque()
+        while True:
+            while len(pending) < 2 * self.processes and not stop.is_set():
+                b = next(bounds, None)
+                if b is None:
+                    break
+                pending.append(self.pool.apply_async(
+                    _task, (pattern, *b, self.spec["concurrency"], prof_dir)))
+            if not pending:
+                break
+            pid, seq, counts, delta = self.recorder.wait(pending.popleft().get)
+            tally.add(counts)
+            if seq > latest.get(pid, (0, None))[0]:
+                latest[pid] = (seq, delta)
+        own = instrument.delta(before, self.recorder.snapshot())
+        combined = instrument.combine([own] + [d for _seq, d in latest.values()])
+        combined["processes"] = len(latest)
+        return tally, combined
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool.join()

@@ -1,0 +1,161 @@
+"""The summary: terminal table, markdown, ``summary.json`` and ``index.html``."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from typing import Any
+
+from .instrument import CATEGORIES
+
+METHODS = {
+    "instrumented": (
+        "thread CPU clocks (time.thread_time_ns) around the protocol handler's decode_message "
+        "(deserialization) and encode_message plus statement binding (encode), the row factory "
+        "(row_factory) and the pattern's blocking calls (wait); io = CPU of the driver's event-loop "
+        "thread outside those regions; other = the rest of the client processes' CPU"),
+    "sampled": (
+        "py-spy raw stacks of every thread (and worker process), samples of blocked threads dropped, "
+        "each sample classified by its innermost region frame, else io on the event-loop thread and "
+        "other elsewhere; each thread's user CPU (kernel accounting) split by its own samples, its "
+        "kernel CPU (invisible to Python stacks) counted as io on the event-loop thread and wait elsewhere"),
+}
+SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "encode", "io": "io",
+         "wait": "wait", "other": "other"}
+
+
+def agreement(shares: dict[str, Any]) -> float | None:
+    """Largest difference between the two methods, in percentage points."""
+    a, b = shares.get("instrumented"), shares.get("sampled")
+    if not a or not b:
+        return None
+    return max(abs(a[k] - b[k]) for k in CATEGORIES) * 100
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.0f}"
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    shares = row.get("shares") or {}
+    inst, samp = shares.get("instrumented"), shares.get("sampled")
+    if row.get("failed"):
+        return [row["pattern"], row["workload"], row["factory"], "FAILED", "", "", ""] + [""] * 7
+    cats = [f"{_pct(inst[k] if inst else None)}/{_pct(samp[k] if samp else None)}" for k in CATEGORIES]
+    agree = row.get("agreement_pts")
+    return [
+        row["pattern"], row["workload"], row["factory"],
+        f"{row['ops']}{'*' if row.get('interrupted') else ''}", str(row["errors"]),
+        f"{row['throughput_ops_s']:.0f}",
+        "-" if row.get("cpu_us_per_op") is None else f"{row['cpu_us_per_op']:.0f}",
+        *cats, "-" if agree is None else f"{agree:.1f}",
+    ]
+
+
+HEADER = ["pattern", "load", "factory", "ops", "errors", "ops/s", "CPU µs/op",
+          *(SHORT[k] for k in CATEGORIES), "Δmax pts"]
+LEGEND = ("shares of client CPU in %, instrumented/sampled; Δmax = largest gap between the two "
+          "methods in points; * = interrupted run")
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    body = [_cells(r) for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(HEADER)]
+    line = lambda cells: "  ".join(c.rjust(w) if i > 2 else c.ljust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, body), LEGEND])
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" if i < 3 else "--:"
+                                                           for i in range(len(HEADER))) + "|"]
+    out += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    return "\n".join(out) + f"\n\n{LEGEND}.\n"
+
+
+def one_line(row: dict[str, Any]) -> str:
+    if row.get("failed"):
+        return f"FAILED: {row['failed']}"
+    c = _cells(row)
+    parts = [f"{c[3]} ops, {c[4]} errors, {c[5]} ops/s, {c[6]} µs CPU/op"]
+    parts += [f"{SHORT[k]} {v}" for k, v in zip(CATEGORIES, c[7:13])]
+    parts.append(f"Δmax {c[13]}")
+    for w in row.get("warnings", []):
+        if "errors" in w:
+            parts.append(f"({w})")
+    return ", ".join(parts)
+
+
+def write_json(rows: list[dict[str, Any]], out: str) -> str:
+    path = os.path.join(out, "summary.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(rows, f, indent=1)
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def write_markdown(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> str:
+    path = os.path.join(out, "summary.md")
+    with open(path, "w") as f:
+        f.write(f"# Client CPU profile\n\n`{meta['command']}`\n\n{_meta_line(meta)}\n\n")
+        f.write(markdown(rows))
+        f.write("\nMethods:\n\n" + "".join(f"- **{k}**: {v}.\n" for k, v in METHODS.items()))
+    return path
+
+
+def _meta_line(meta: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in meta.items() if k != "command")
+
+
+READING = """
+<h2>How to read it</h2>
+<p><b>deserialization</b> is the driver decoding responses (rows included, in its compiled
+<code>protocol</code>/<code>row_parser</code>/<code>obj_parser</code>/<code>deserializers</code> modules);
+<b>rows</b> is the row factory turning decoded values into your row objects;
+<b>encode</b> is binding values and framing requests; <b>io</b> is the rest of the
+driver's event-loop thread: the reactor, socket reads and writes, completing futures and
+running the callbacks chained on them (so callback patterns show their request path there);
+<b>wait</b> is CPU spent inside blocking calls (waking up costs CPU); <b>other</b> is everything else
+in the client: your code, and the driver's request path (query plans, futures) when it runs in your
+threads.</p>
+<p>Deserialization and IO run on the same event-loop thread: when deserialization plus rows is a large
+share there, a single client is CPU-bound in that thread (the GIL lets one thread run Python at a time),
+which is why callback chains beat sync calls and why several processes beat one.
+A flamegraph's width is CPU samples: blocked threads are left out. cProfile files (<code>.prof</code>,
+open with <code>snakeviz</code>) only see Python functions of the threads it profiles (the main thread on
+Python 3.11) and none of the driver's compiled code; use them for call counts of your own code.</p>
+"""
+
+
+def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> str:
+    path = os.path.join(out, "index.html")
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER + ["files"])
+    body = []
+    for row in rows:
+        a = row.get("artifacts", {})
+        links = " ".join(f'<a href="{html.escape(a[k])}">{label}</a>' for k, label in
+                         (("flamegraph", "flamegraph"), ("speedscope", "speedscope"), ("prof", ".prof"),
+                          ("raw", "raw")) if k in a)
+        cells = "".join(f"<td>{html.escape(c)}</td>" for c in _cells(row))
+        warn = "".join(f'<div class="warn">{html.escape(w)}</div>' for w in row.get("warnings", []))
+        body.append(f"<tr>{cells}<td>{links}{warn}</td></tr>")
+    graphs = "".join(
+        f'<h3>{html.escape(r["workload"])} {html.escape(r["pattern"])} {html.escape(r["factory"])}</h3>'
+        f'<object data="{html.escape(r["artifacts"]["flamegraph"])}" type="image/svg+xml" width="100%">'
+        f"</object>" for r in rows if "flamegraph" in r.get("artifacts", {}))
+    methods = "".join(f"<li><b>{k}</b>: {html.escape(v)}.</li>" for k, v in METHODS.items())
+    with open(path, "w") as f:
+        f.write(f"""<!doctype html><html><head><meta charset="utf-8"><title>Client CPU profile</title>
+<style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;font-size:13px}}
+td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td:nth-child(-n+3){{text-align:left}}
+.warn{{color:#a33;font-size:11px;text-align:left}} code{{background:#f4f4f4}}</style></head><body>
+<h1>Where does the client's CPU go?</h1>
+<p><code>{html.escape(meta['command'])}</code><br>{html.escape(_meta_line(meta))}</p>
+<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND)}.</p>
+<h2>Methods</h2><ul>{methods}</ul>{READING}
+<p>speedscope files open at <a href="https://www.speedscope.app">speedscope.app</a>;
+<code>snakeviz FILE.prof</code> opens a cProfile file; <code>summary.json</code> has every figure.</p>
+<h2>Flamegraphs</h2>{graphs}</body></html>
+""")
+    return path

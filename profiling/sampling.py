@@ -1,0 +1,398 @@
+"""Sampling: py-spy attached to a run, and its stacks classified into categories.
+
+py-spy writes raw collapsed stacks (``--format raw``, one line per distinct
+stack: ``frame;frame;...;leaf count``), with a ``thread (tid): name`` frame
+(``--threads``) and, with ``--subprocesses``, ``process pid:"cmdline"`` frames
+in front. A sample is classified by the innermost frame that is one of the
+instrumentation's region markers (see :mod:`profiling.instrument`); a sample
+with none belongs to ``io`` if its thread is a driver event-loop thread and
+to ``other`` otherwise. These are the same boundaries the instrumented method
+uses, measured independently (counts of stack samples instead of clocks).
+Why markers rather than module names: the driver's modules are compiled
+(no Python frames) and its wheel is stripped (no symbols with ``--native``),
+and one compiled module both encodes and decodes. A recording without
+markers (py-spy run on any client) is classified by module and function
+instead, more coarsely.
+
+Samples are wall-clock snapshots, not CPU: py-spy's idle detection misses
+blocked threads (always with ``--native``, whose unwinding pauses the
+process) and a runnable thread waiting for a core looks busy. So samples of a
+thread blocked in a lock, a condition, ``select``/``epoll`` or a sleep are
+dropped here, and the shares weigh each thread by the CPU the kernel says it
+used (:meth:`Samples.shares`). The harness runs py-spy ``--nonblocking``
+without ``--native`` by default: pausing the client for native unwinding
+halves its throughput on a small machine.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .instrument import CATEGORIES, LOOP_THREAD_NAMES
+
+#: Region markers: (function name's last dotted part) -> category, in instrument.py.
+MARKERS = {
+    "decode_message": "deserialization",
+    "_pf_row_factory": "row_factory",
+    "encode_message": "encode",
+    "_pf_bind": "encode",
+    "_pf_wait": "wait",
+}
+_MARKER_FILE = "instrument.py"
+
+#: Native functions in which a thread sleeps (the sample is not CPU).
+IDLE_NATIVE = frozenset({
+    "take_gil", "PyThread_acquire_lock_timed", "PyCOND_TIMEDWAIT", "PyMUTEX_LOCK",
+    "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait", "__pthread_cond_wait",
+    "sem_wait", "sem_timedwait", "sem_clockwait", "__new_sem_wait_slow", "do_futex_wait",
+    "__futex_abstimed_wait_common", "futex_wait", "epoll_wait", "epoll_pwait", "select", "__select",
+    "pselect", "poll", "__poll", "ppoll", "clock_nanosleep", "__clock_nanosleep", "nanosleep",
+    "time_sleep", "pysleep", "waitpid", "wait4", "accept", "accept4", "lock_PyThread_acquire_lock",
+    "rlock_acquire", "acquire_timed", "_PyMutex_LockTimed", "_PySemaphore_Wait", "_PyParkingLot_Park",
+})
+#: Without native frames: innermost Python functions (file suffix, name's last dotted part)
+#: that block in C code below them (the reactors' loops sit in select/epoll there; the
+#: driver's compiled threads sleep right under Thread._bootstrap_inner).
+IDLE_PYTHON = frozenset({
+    ("threading.py", "wait"), ("threading.py", "_wait_for_tstate_lock"), ("threading.py", "join"),
+    ("threading.py", "_bootstrap_inner"), ("futures/thread.py", "_worker"), ("queue.py", "get"),
+    ("selectors.py", "select"), ("libevreactor.py", "_run_loop"), ("epollreactor.py", "doPoll"),
+    ("pollreactor.py", "doPoll"), ("selectreactor.py", "doSelect"),
+    ("connection.py", "_recv"), ("connection.py", "_poll"), ("connection.py", "wait"),
+    ("pool.py", "_handle_workers"),
+})
+
+_PY_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*\.pyx?):(?P<line>\d+)\)$")
+_NATIVE_FRAME = re.compile(r"^(?P<func>.*) \((?P<lib>[^()]*)\)$")
+_THREAD = re.compile(r"^thread \((?P<tid>\w+)\): (?P<name>.*)$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    func: str
+    file: str  # a .py file or a shared library
+    python: bool
+
+    @property
+    def short(self) -> str:
+        return self.func.rsplit(".", 1)[-1]
+
+
+def parse_frame(text: str) -> Frame:
+    m = _PY_FRAME.match(text)
+    if m:
+        return Frame(m["func"], m["file"], True)
+    m = _NATIVE_FRAME.match(text)
+    if m:
+        return Frame(m["func"], m["lib"], False)
+    return Frame(text, "", False)
+
+
+@dataclass
+class Stack:
+    process: str | None
+    tid: str
+    thread: str  # thread name
+    frames: list[str]  # root first, as py-spy wrote them
+    count: int
+
+
+def parse_raw(lines: Iterable[str]) -> Iterator[Stack]:
+    """Stacks of a py-spy ``--format raw`` file (made with ``--threads``)."""
+    for line in lines:
+        line = line.rstrip("\n")
+        head, _, count = line.rpartition(" ")
+        if not head or not count.isdigit():
+            continue
+        parts = head.split(";")
+        process = None
+        k = 0
+        while k < len(parts) and not _THREAD.match(parts[k]):
+            if parts[k].startswith("process "):
+                process = parts[k]
+            k += 1
+        if k == len(parts):  # no thread frame: not made with --threads
+            yield Stack(process, "", "", parts, int(count))
+            continue
+        m = _THREAD.match(parts[k])
+        assert m
+        yield Stack(process, m["tid"], m["name"], parts[k + 1:], int(count))
+
+
+def is_idle(frames: list[Frame]) -> bool:
+    """Does this stack show a thread blocked (sleeping), rather than running?
+
+    With native frames (``--native``) the blocking C function is in the stack;
+    without, the innermost Python frame tells.
+    """
+    if not frames:
+        return True  # py-spy could not read the stack: no evidence of CPU use
+    if not frames[-1].python:
+        k = len(frames)
+        while k and not frames[k - 1].python:
+            k -= 1
+            if frames[k].func in IDLE_NATIVE:
+                return True
+        return False
+    last = frames[-1]
+    return any(last.file.endswith(suffix) and last.short == name for suffix, name in IDLE_PYTHON)
+
+
+def _marker(frame: Frame) -> str | None:
+    if frame.python and frame.file.endswith(_MARKER_FILE):
+        return MARKERS.get(frame.short)
+    return None
+
+
+#: For recordings without the harness's markers (py-spy run on any client): categories by
+#: module and function. Coarser: with the driver's compiled modules, request encoding and
+#: most of the request path are invisible (protocol.so both encodes and decodes).
+_BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
+                     "deserializers": "deserialization", "cython_marshal": "deserialization",
+                     "numpy_parser": "deserialization", "_speedups": "row_factory",
+                     "libevwrapper": "io", "libev": "io"}
+_BY_MODULE_PYTHON = [
+    ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",
+                               "recv_row", "read_value"), "deserialization"),
+    ("cassandra/protocol.py", ("encode_message", "send_body", "write_value"), "encode"),
+    ("cassandra/query.py", ("bind",), "encode"),
+    ("cassandra/query.py", ("tuple_factory", "named_tuple_factory", "dict_factory",
+                            "ordered_dict_factory"), "row_factory"),
+    ("pyfactories/", (), "row_factory"),
+    ("cassandra/io/", (), "io"),
+]
+
+
+def _by_module(frame: Frame) -> str | None:
+    if not frame.python:
+        lib = frame.file.rsplit("/", 1)[-1].split(".", 1)[0].split("-", 1)[0]
+        return _BY_MODULE_NATIVE.get(lib)
+    path = frame.file.replace("\\", "/")
+    for part, names, category in _BY_MODULE_PYTHON:
+        if part in path and (not names or frame.short in names):
+            return category
+    return None
+
+
+def classify(stack: Stack, by_module: bool = False) -> str | None:
+    """Category of a sample, or None for an idle one.
+
+    By the innermost region marker (the harness's recordings) or, with
+    ``by_module``, the innermost frame of a known module/function; else the
+    thread's base category.
+    """
+    frames = [parse_frame(f) for f in stack.frames]
+    if is_idle(frames):
+        return None
+    rule = _by_module if by_module else _marker
+    for frame in reversed(frames):
+        category = rule(frame)
+        if category:
+            return category
+    return _base(stack.thread)
+
+
+def has_markers(stacks: Iterable[Stack]) -> bool:
+    return any(_marker(parse_frame(f)) for s in stacks for f in s.frames)
+
+
+def frame_categories(stack: Stack, by_module: bool = False) -> list[str]:
+    """The category of each frame's path: the thread's until a marker, then the marker's."""
+    rule = _by_module if by_module else _marker
+    current = _base(stack.thread)
+    out = []
+    for text in stack.frames:
+        current = rule(parse_frame(text)) or current
+        out.append(current)
+    return out
+
+
+def _base(thread_name: str) -> str:
+    return "io" if thread_name in LOOP_THREAD_NAMES else "other"
+
+
+@dataclass
+class Samples:
+    """Classified samples: per thread id, the count of busy samples per category."""
+
+    by_thread: dict[str, collections.Counter[str]]
+    names: dict[str, str]
+    idle: int = 0
+    by_module: bool = False
+
+    @classmethod
+    def of(cls, stacks: list[Stack]) -> "Samples":
+        """Classified by markers, or by module if the recording has none."""
+        by_module = not has_markers(stacks)
+        out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
+        for stack in stacks:
+            category = classify(stack, by_module)
+            if category is None:
+                out.idle += stack.count
+            else:
+                out.by_thread[stack.tid][category] += stack.count
+                out.names[stack.tid] = stack.thread
+        return out
+
+    @property
+    def busy(self) -> int:
+        return sum(sum(c.values()) for c in self.by_thread.values())
+
+    def counts(self) -> dict[str, int]:
+        total: collections.Counter[str] = collections.Counter(dict.fromkeys(CATEGORIES, 0))
+        for c in self.by_thread.values():
+            total.update(c)
+        return dict(total)
+
+    def shares(self, threads: dict[str, dict] | None = None, total_ns: float | None = None
+               ) -> dict[str, float]:
+        """Fractions of CPU per category.
+
+        Without ``threads``: fractions of the busy samples. With ``threads``
+        (tid -> {"name", "ns", "sys_ns"}: each thread's CPU over the run and
+        its kernel part, from the kernel's accounting) each thread's user CPU
+        is split by the categories of its own samples, so a thread that py-spy
+        saw runnable but not running does not weigh more than the CPU it
+        used, and its kernel CPU, which Python stacks cannot show, goes to
+        :func:`_kernel_category`. CPU of threads that ended before the run did
+        (``total_ns`` minus the threads listed) is split by the samples of the
+        threads not listed.
+        """
+        if threads is None:
+            return _normalized({k: float(v) for k, v in self.counts().items()})
+        ns: dict[str, float] = dict.fromkeys(CATEGORIES, 0.0)
+        known = 0.0
+        for tid, t in threads.items():
+            cpu = max(0.0, float(t["ns"]))
+            known += cpu
+            kernel = min(cpu, max(0.0, float(t.get("sys_ns", 0))))
+            ns[_kernel_category(t["name"])] += kernel
+            _spread(ns, cpu - kernel, self.by_thread.get(tid), _base(t["name"]))
+        rest: collections.Counter[str] = collections.Counter()
+        for tid, c in self.by_thread.items():
+            if tid not in threads:
+                rest.update(c)
+        if total_ns is not None:
+            _spread(ns, max(0.0, total_ns - known), rest, "other")
+        return _normalized(ns)
+
+
+def _kernel_category(thread_name: str) -> str:
+    """Where a thread's kernel CPU goes: Python stacks cannot show it. On the event loop
+    it is socket calls, epoll and waking futures; elsewhere mostly blocking and waking
+    (futexes of waits, locks and GIL handoffs)."""
+    return "io" if thread_name in LOOP_THREAD_NAMES else "wait"
+
+
+def _spread(ns: dict[str, float], cpu: float, counts: collections.Counter[str] | None,
+            fallback: str) -> None:
+    total = sum(counts.values()) if counts else 0
+    if not total:
+        ns[fallback] += cpu
+        return
+    for k, v in counts.items():  # type: ignore[union-attr]
+        ns[k] += cpu * v / total
+
+
+def _normalized(ns: dict[str, float]) -> dict[str, float]:
+    whole = sum(ns.values())
+    return {k: (ns[k] / whole if whole else 0.0) for k in CATEGORIES}
+
+
+def cpu_stacks(stacks: list[Stack]) -> Iterator[tuple[list[str], int, list[str]]]:
+    """The non-idle samples as (frames, count, category of each frame), each stack
+    preceded by its process (with ``--subprocesses``) and thread frames."""
+    by_module = not has_markers(stacks)
+    for stack in stacks:
+        if classify(stack, by_module) is None:
+            continue
+        process = [stack.process] if stack.process else []
+        frames = process + [f"thread: {stack.thread or '?'}"] + stack.frames
+        cats = ["other"] * len(process) + [_base(stack.thread)] + frame_categories(stack, by_module)
+        yield frames, stack.count, cats
+
+
+# -- running py-spy --------------------------------------------------------------------------
+
+def pyspy_executable() -> str | None:
+    """py-spy next to this interpreter (the venv's), else on PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    return here if os.access(here, os.X_OK) else shutil.which("py-spy")
+
+
+class PySpy:
+    """``py-spy record --pid`` of a running process, stopped with SIGINT (it then writes)."""
+
+    def __init__(self, pid: int, out: str, *, rate: int = 200, native: bool = True,
+                 subprocesses: bool = False, nonblocking: bool = False, gil: bool = False) -> None:
+        exe = pyspy_executable()
+        if exe is None:
+            raise RuntimeError("py-spy is not installed: pip install py-spy")
+        self.out = out
+        cmd = [exe, "record", "--pid", str(pid), "--format", "raw", "--full-filenames", "--threads",
+               "--rate", str(rate), "--output", out]
+        if native:
+            cmd.append("--native")
+        if subprocesses:
+            cmd.append("--subprocesses")
+        if nonblocking:
+            cmd.append("--nonblocking")
+        if gil:
+            cmd.append("--gil")
+        self.messages: list[str] = []
+        self._sampling = threading.Event()
+        # Own session: a Ctrl-C in the terminal reaches the harness, which stops py-spy itself.
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.messages.append(line.rstrip())
+            if "Sampling process" in line:
+                self._sampling.set()
+        self._sampling.set()
+
+    def wait_sampling(self, timeout: float = 20.0) -> None:
+        """Block until py-spy samples; raise with its message if it gave up."""
+        self._sampling.wait(timeout)
+        if self.proc.poll() is not None or not any("Sampling process" in s for s in self.messages):
+            self.kill()
+            raise RuntimeError("py-spy could not attach: " + " | ".join(self.messages[-3:]))
+
+    def stop(self, timeout: float = 60.0) -> str | None:
+        """Stop sampling and wait for the file; return a problem, or None."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "py-spy did not stop in time"
+        self._reader.join(5)
+        self._close()
+        if not os.path.exists(self.out):
+            return "py-spy wrote nothing: " + " | ".join(self.messages[-3:])
+        return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._reader.join(5)
+        self._close()
+
+    def _close(self) -> None:
+        if self.proc.stdout and not self._reader.is_alive():
+            self.proc.stdout.close()

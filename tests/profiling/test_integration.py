@@ -1,0 +1,152 @@
+"""The harness against the real node: errors counted, planted cost found, ranking, Ctrl-C.
+
+Kept short (a few thousand operations in all); uses its own keyspace and leaves
+its data (another run may be using it: the node is shared).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.query import SimpleStatement
+
+from profiling import node, patterns
+from profiling.client import connection_class, default_reactor
+from profiling.instrument import CATEGORIES
+from profiling.runner import Harness, Options, prepare_data
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYSPACE = "pyfactories_profile_test"
+
+
+@pytest.fixture(scope="module")
+def session(cassandra_hosts):
+    profile = ExecutionProfile(request_timeout=20)
+    cluster = Cluster(cassandra_hosts, port=node.port(), execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                      connection_class=connection_class(default_reactor()))
+    session = cluster.connect()
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    yield session
+    cluster.shutdown()
+
+
+def run_harness(hosts, out, **kw):
+    opts = Options(hosts=list(hosts), port=node.port(), keyspace=KEYSPACE, keep_data=True, out=str(out),
+                   connection_class=default_reactor(), warmup=100, **kw)
+    prepare_data(opts)
+    rows = Harness(opts).run()
+    for row in rows:
+        assert not row.get("failed"), row["failed"]
+    return rows
+
+
+IN_PROCESS = [name for name, p in patterns.PATTERNS.items() if not p.multiprocess]
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_errors_are_counted_not_hidden(session, name):
+    missing = SimpleStatement(f"SELECT * FROM {KEYSPACE}.no_such_table")
+    ctx = patterns.Context(session, lambda i: missing, concurrency=8, retries=2)
+    patterns.run(patterns.PATTERNS[name].body, ctx, 40)
+    t = ctx.tally.to_dict()
+    assert (t["ok"], t["errors"]) == (0, 40), t
+    assert t["error_kinds"] == {"InvalidRequest": 40}
+    assert "no_such_table" in t["first_error"]
+    assert t["retries"] == (80 if name == "async_errback" else 0)
+
+
+def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(cassandra_hosts, tmp_path, monkeypatch):
+    from tests.profiling.slow_factory import loops_for
+
+    n, rows_per_query = 1500, 10
+    log = tmp_path / "burned.json"
+    monkeypatch.setenv("PF_SLOW_ROW_LOOPS", str(loops_for(40_000)))
+    monkeypatch.setenv("PF_SLOW_ROW_LOG", str(log))
+    monkeypatch.chdir(ROOT)  # the child imports the factory from tests.profiling
+    slow = "tests.profiling.slow_factory:slow_tuple_factory"
+    base, planted = run_harness(cassandra_hosts, tmp_path, patterns=["execute_concurrent"],
+                                factories=["tuple", slow], kinds=["read"], num_ops=n,
+                                rows_per_query=rows_per_query, profiler="pyspy", rate=1000)
+    burned = json.loads(log.read_text())  # warm-up included: take the cost per row
+    expected_s = n * rows_per_query * burned["ns"] / burned["rows"] / 1e9
+    for method in ("instrumented", "sampled"):
+        rf = lambda row: row["shares"][method]["row_factory"] * row["client_cpu_s"]  # noqa: E731
+        added = rf(planted) - rf(base)
+        print(f"{method}: row factory CPU +{added:.3f} s for {expected_s:.3f} s planted; shares "
+              f"{base['shares'][method]['row_factory']:.2f} -> {planted['shares'][method]['row_factory']:.2f}")
+        assert added == pytest.approx(expected_s, rel=0.10), method
+
+
+def test_callback_chains_are_much_faster_than_sync(cassandra_hosts, tmp_path, record_property):
+    rows = run_harness(cassandra_hosts, tmp_path, patterns=["sync", "callback_full_pipeline"],
+                       factories=["tuple"], kinds=["read"], num_ops=1000, profiler="none")
+    speed = {r["pattern"]: r["throughput_ops_s"] for r in rows}
+    print(f"throughput, single thread: {speed}")  # seed 000: 434/s sync vs 7,647/s callback chains
+    record_property("throughput", speed)
+    assert speed["callback_full_pipeline"] > speed["sync"]
+
+
+def _cli(hosts, out, *args):
+    return [sys.executable, "-m", "profiling", "run", "-H", ",".join(hosts), "--port", str(node.port()),
+            "--keyspace", KEYSPACE, "--keep-data", "--out", str(out), *args]
+
+
+def test_cli_writes_table_flamegraphs_profiles_and_summary(cassandra_hosts, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        _cli(cassandra_hosts, out, "--pattern", "async_errback", "--pattern", "multiprocess_concurrent",
+             "--factory", "cached_named_tuple", "--read", "-n", "600"),
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "async_errback" in proc.stdout and "index.html" in proc.stdout
+    rows = json.loads((out / "summary.json").read_text())
+    assert [r["pattern"] for r in rows] == ["async_errback", "multiprocess_concurrent"]
+    for row in rows:
+        assert row["ops"] == 600 and row["errors"] == 0  # nothing lost on a healthy node
+        assert row["wall_s"] > 0 and row["client_cpu_s"] > 0
+        for method in ("instrumented", "sampled"):
+            assert set(row["shares"][method]) == set(CATEGORIES)
+            assert sum(row["shares"][method].values()) == pytest.approx(1, abs=1e-6)
+        for artifact in ("flamegraph", "speedscope", "prof", "raw"):
+            assert (out / row["artifacts"][artifact]).stat().st_size > 0
+    assert rows[1]["processes"] == 2
+    assert "<table>" in (out / "index.html").read_text()
+
+
+def test_ctrl_c_stops_cleanly_and_writes_what_it_has(cassandra_hosts, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen(_cli(cassandra_hosts, out, "--pattern", "sync", "--factory", "tuple", "--read",
+                                 "-n", "1000000", "--profiler", "pyspy"),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "1/1 read sync" in line:
+            break
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, rest
+    (row,) = json.loads((out / "summary.json").read_text())
+    assert row["interrupted"] and 0 < row["ops"] < 1_000_000 and row["errors"] == 0
+    assert (out / row["artifacts"]["flamegraph"]).exists() and (out / "index.html").exists()
+    assert not _processes_mentioning(str(out)), "py-spy left running"
+
+
+def _processes_mentioning(text):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if text in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                found.append(pid)
+        except OSError:
+            pass
+    return found

@@ -1,0 +1,316 @@
+"""Stack classification, summary math, reports and the CLI, without a server."""
+
+import json
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from profiling import flame, instrument, report, sampling
+from profiling.__main__ import DEFAULT_FACTORIES, DEFAULT_PATTERNS, build_parser, main, options
+from profiling.instrument import CATEGORIES
+from profiling.patterns import Tally
+
+PY = "/usr/lib/python3.11"
+INSTR = "/work/main/profiling/instrument.py"
+LOOP_HEAD = (f"Thread.run ({PY}/threading.py:982);"
+             "LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104);"
+             "LibevConnection.handle_read (/x/cassandra/io/libevreactor.py:372)")
+
+
+def raw(*lines):
+    return list(sampling.parse_raw(lines))
+
+
+def one(line):
+    (stack,) = raw(line)
+    return stack
+
+
+# -- parsing and classification ---------------------------------------------------------------
+
+def test_parse_raw_threads_processes_and_counts():
+    stacks = raw(
+        "thread (101): MainThread;main (/a/b.py:3);f (/a/b.py:9) 7\n",
+        'process 5:"python -m x";thread (0x7f): event_loop;g (/a/c.py:1) 2\n',
+        "garbage line\n",
+    )
+    assert [(s.process, s.tid, s.thread, s.count) for s in stacks] == [
+        (None, "101", "MainThread", 7), ('process 5:"python -m x"', "0x7f", "event_loop", 2)]
+    assert stacks[0].frames == ["main (/a/b.py:3)", "f (/a/b.py:9)"]
+
+
+def test_innermost_marker_wins():
+    # a callback on the event loop starting the next request: its bind is encode
+    s = one(f"thread (1): event_loop;{LOOP_HEAD};"
+            f"timed_row_factory.<locals>._pf_row_factory ({INSTR}:150);"
+            f"timed_bind.<locals>._pf_bind ({INSTR}:130);bind (/x/cassandra/query.py:5) 3")
+    assert sampling.classify(s) == "encode"
+    assert sampling.frame_categories(s)[:3] == ["io", "io", "io"]
+    assert sampling.frame_categories(s)[-3:] == ["row_factory", "encode", "encode"]
+
+
+@pytest.mark.parametrize("marker, category", [
+    ("timed_handler.<locals>.TimedProtocolHandler.decode_message", "deserialization"),
+    ("timed_handler.<locals>.TimedProtocolHandler.encode_message", "encode"),
+    ("timed_row_factory.<locals>._pf_row_factory", "row_factory"),
+    ("_pf_wait", "wait"),
+])
+def test_markers(marker, category):
+    assert sampling.classify(one(f"thread (1): MainThread;{marker} ({INSTR}:10);x (/y/z.py:1) 1")) == category
+
+
+def test_marker_names_outside_instrument_do_not_count():
+    s = one("thread (1): MainThread;decode_message (/x/cassandra/protocol.py:10) 1")
+    assert sampling.classify(s) == "other"
+
+
+def test_thread_base_categories():
+    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD} 1")) == "io"
+    assert sampling.classify(one(f"thread (1): asyncio_thread;{LOOP_HEAD} 1")) == "io"
+    assert sampling.classify(one("thread (1): MainThread;main (/a/b.py:1) 1")) == "other"
+
+
+@pytest.mark.parametrize("line", [
+    # native: blocked in a condition variable, in select, sleeping, waiting for the GIL
+    "thread (1): MainThread;Event.wait (/t/threading.py:629);lock_PyThread_acquire_lock (libpython3.11.so);"
+    "PyThread_acquire_lock_timed (libpython3.11.so);0x7f01 (libc.so.6) 1",
+    f"thread (1): event_loop;{LOOP_HEAD};ev_run (libev.so);select (libc.so.6) 1",
+    "thread (1): Task Scheduler;0x7f (cluster.cpython-311-x86_64-linux-gnu.so);clock_nanosleep (libc.so.6) 1",
+    "thread (1): MainThread;f (/a/b.py:1);take_gil (libpython3.11.so);pthread_cond_timedwait (libc.so.6) 1",
+    # Python frames only: the innermost one blocks in C
+    "thread (1): MainThread;_pf_wait (/w/profiling/instrument.py:9);Event.wait (/t/threading.py:629);"
+    "Condition.wait (/t/threading.py:327) 1",
+    "thread (1): event_loop;Thread.run (/t/threading.py:982);LibevLoop._run_loop (/x/io/libevreactor.py:104) 1",
+    "thread (1): ThreadPoolExecutor-0_0;_worker (/t/concurrent/futures/thread.py:81) 1",
+    "thread (1): MainThread 1",
+])
+def test_idle_samples_are_dropped(line):
+    assert sampling.classify(one(line)) is None
+
+
+def test_busy_native_and_python_samples_are_kept():
+    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);"
+                                 "memcpy (libc.so.6) 1")) == "io"
+    assert sampling.classify(one("thread (1): MainThread;Condition.notify (/t/threading.py:382) 1")) == "other"
+
+
+# -- shares ----------------------------------------------------------------------------------
+
+def test_sample_shares_unweighted_and_weighted():
+    stacks = raw(
+        f"thread (1): event_loop;{LOOP_HEAD} 30\n",
+        f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n",
+        "thread (2): MainThread;main (/a/b.py:1) 60\n",
+        "thread (3): pattern-0;main (/a/b.py:1);_pf_bind (/w/profiling/instrument.py:1) 10\n",
+    )
+    s = sampling.Samples.of(stacks)
+    assert s.busy == 110
+    plain = s.shares()
+    assert plain["other"] == pytest.approx(60 / 110)
+    # thread 1 used 400 ns, thread 2 only 100 ns; thread 3 ended (not listed): it gets the rest
+    w = s.shares({"1": {"name": "event_loop", "ns": 400}, "2": {"name": "MainThread", "ns": 100}},
+                 total_ns=600)
+    assert w == pytest.approx({"deserialization": 0, "row_factory": 100 / 600, "encode": 100 / 600,
+                               "io": 300 / 600, "wait": 0, "other": 100 / 600})
+    assert sum(w.values()) == pytest.approx(1)
+
+
+def test_kernel_cpu_goes_to_io_on_the_loop_and_to_wait_elsewhere():
+    s = sampling.Samples.of(raw(
+        f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n",
+        "thread (2): MainThread;main (/a/b.py:1) 10\n"))
+    w = s.shares({"1": {"name": "event_loop", "ns": 400, "sys_ns": 100},
+                  "2": {"name": "MainThread", "ns": 100, "sys_ns": 500}}, total_ns=500)
+    # loop: 300 user -> row factory, 100 kernel -> io; main: kernel capped at its CPU -> wait
+    assert w == pytest.approx({"deserialization": 0, "row_factory": 0.6, "encode": 0, "io": 0.2,
+                               "wait": 0.2, "other": 0})
+
+
+def test_thread_with_cpu_but_no_samples_goes_to_its_base():
+    s = sampling.Samples.of(raw("thread (2): MainThread;main (/a/b.py:1) 5\n"))
+    w = s.shares({"2": {"name": "MainThread", "ns": 50}, "9": {"name": "event_loop", "ns": 50}}, 100)
+    assert w["io"] == pytest.approx(0.5) and w["other"] == pytest.approx(0.5)
+
+
+def _delta(process, loop, regions, on_loop):
+    return {"process_ns": process, "loop_ns": loop, "loop_threads": 1, "threads": {},
+            "regions_ns": dict(zip(instrument.REGIONS, regions)),
+            "regions_on_loop_ns": dict(zip(instrument.REGIONS, on_loop)),
+            "calls": dict.fromkeys(instrument.REGIONS, 1)}
+
+
+def test_instrumented_shares():
+    # 1000 ns of CPU; event loop 600 of which decode 200 + rows 100; main thread encodes 50, waits 50
+    d = _delta(1000, 600, (200, 100, 50, 50), (200, 100, 0, 0))
+    shares = instrument.shares(d)
+    assert shares == pytest.approx({"deserialization": 0.2, "row_factory": 0.1, "encode": 0.05,
+                                    "io": 0.3, "wait": 0.05, "other": 0.3})
+    assert sum(shares.values()) == pytest.approx(1)
+
+
+def test_instrumented_shares_clamped_and_combined():
+    # clock granularity: the parts exceed the whole; still fractions summing to 1
+    shares = instrument.shares(_delta(100, 90, (60, 50, 0, 0), (60, 50, 0, 0)))
+    assert sum(shares.values()) == pytest.approx(1) and min(shares.values()) >= 0
+    both = instrument.combine([_delta(1000, 600, (200, 100, 50, 50), (200, 100, 0, 0))] * 2)
+    assert both["process_ns"] == 2000 and both["regions_ns"]["deserialization"] == 400
+    assert instrument.shares(both) == pytest.approx(instrument.shares(_delta(1000, 600, (200, 100, 50, 50),
+                                                                             (200, 100, 0, 0))))
+    assert instrument.shares(_delta(0, 0, (0,) * 4, (0,) * 4)) == dict.fromkeys(CATEGORIES, 0.0)
+
+
+def test_regions_are_exclusive_and_per_thread(monkeypatch):
+    now = [0]
+
+    def clock():
+        now[0] += 10
+        return now[0]
+
+    monkeypatch.setattr(instrument, "_clock", clock)
+    rec = instrument.Recorder()
+    bind = instrument.timed_bind(rec, lambda values: values)
+    assert rec.wait(bind, (1, 2)) == (1, 2)  # a bind inside a wait: 10 ns of bind, wait gets the rest
+    st = rec.state()
+    ns = dict(zip(instrument.REGIONS, st.ns))
+    assert ns["encode"] == 10 and ns["wait"] == 20
+    other = []
+    t = threading.Thread(target=lambda: other.append(rec.wait(lambda: 5)))
+    t.start()
+    t.join()
+    snap = rec.snapshot()
+    assert snap["calls"]["wait"] == 2 and snap["regions_ns"]["wait"] == 30
+
+
+def test_timed_handler_encodes_with_the_driver_and_counts():
+    from cassandra import ConsistencyLevel
+    from cassandra.protocol import ProtocolHandler, QueryMessage
+
+    rec = instrument.Recorder()
+    handler = instrument.timed_handler(rec, ProtocolHandler)
+    msg = QueryMessage("SELECT * FROM system.local", ConsistencyLevel.ONE)
+    plain = ProtocolHandler.encode_message(msg, 1, 4, None, False)
+    assert handler.encode_message(msg, 1, 4, None, False) == plain
+    assert rec.snapshot()["calls"]["encode"] == 1
+    rf = instrument.timed_row_factory(rec, lambda names, rows: list(rows))
+    assert rf(["a"], [(1,)]) == [(1,)] and rec.snapshot()["calls"]["row_factory"] == 1
+
+
+# -- reports, flamegraphs, CLI -----------------------------------------------------------------
+
+def _row(**kw):
+    row = {"pattern": "sync", "workload": "read", "factory": "tuple", "ops": 90, "errors": 10,
+           "throughput_ops_s": 450.0, "cpu_us_per_op": 300.0, "warnings": ["10 errors: {'InvalidRequest': 10}"],
+           "shares": {"instrumented": dict(zip(CATEGORIES, (0.2, 0.1, 0.1, 0.3, 0.0, 0.3))),
+                      "sampled": dict(zip(CATEGORIES, (0.25, 0.1, 0.1, 0.25, 0.0, 0.3)))},
+           "artifacts": {"flamegraph": "a.svg"}}
+    row["agreement_pts"] = report.agreement(row["shares"])
+    row.update(kw)
+    return row
+
+
+def test_report_shows_errors_and_agreement(tmp_path):
+    row = _row()
+    assert row["agreement_pts"] == pytest.approx(5.0)
+    text = report.table([row, _row(failed="boom")])
+    assert "sync" in text and " 10 " in text and "20/25" in text and "FAILED" in text
+    assert "10 errors" in report.one_line(row)
+    meta = {"command": "python -m profiling run", "python": "3.11"}
+    assert json.loads(Path(report.write_json([row], str(tmp_path))).read_text())[0]["errors"] == 10
+    assert "| sync | read | tuple |" in Path(report.write_markdown([row], str(tmp_path), meta)).read_text()
+    page = Path(report.write_html([row], str(tmp_path), meta)).read_text()
+    assert 'href="a.svg"' in page and "10 errors" in page
+
+
+def test_flamegraph_and_speedscope_are_well_formed(tmp_path):
+    stacks = list(sampling.cpu_stacks(raw(
+        f"thread (1): event_loop;{LOOP_HEAD};0x1 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);"
+        f"0x2 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);_pf_row_factory ({INSTR}:1) 4\n",
+        "thread (2): MainThread;main (/a/b.py:1);f <&> (/a/b.py:2) 2\n",
+        f"thread (2): MainThread;_pf_wait ({INSTR}:1);Condition.wait ({PY}/threading.py:327) 9\n")))
+    assert len(stacks) == 2  # the idle one is left out
+    assert flame.normalize(stacks[0][0], stacks[0][2])[-2:] == [
+        ("[cassandra/connection.so]", "io"), ("_pf_row_factory (profiling/instrument.py)", "row_factory")]
+    flame.write_svg(str(tmp_path / "f.svg"), stacks, "t <1>")
+    svg = ET.parse(tmp_path / "f.svg").getroot()
+    assert svg.tag.endswith("svg") and "6 CPU samples" in ET.tostring(svg, encoding="unicode")
+    flame.write_speedscope(str(tmp_path / "f.json"), stacks, "t")
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert sum(p["endValue"] for p in doc["profiles"]) == 6
+    assert all(max(s) < len(doc["shared"]["frames"]) for p in doc["profiles"] for s in p["samples"])
+
+
+def test_tally_counts_errors_by_kind():
+    t = Tally()
+    t.success()
+    t.error(ValueError("x"))
+    t.error(ValueError("y"))
+    t.retry()
+    other = Tally()
+    other.add(t.to_dict())
+    assert other.to_dict() == {"ok": 1, "errors": 2, "retries": 1, "error_kinds": {"ValueError": 2},
+                               "first_error": "ValueError: x"}
+
+
+def _opts(*argv):
+    args = build_parser().parse_args(["run", *argv])
+    return options(args, ["run", *argv])
+
+
+def test_default_set_and_narrowing():
+    o = _opts("--default")
+    assert o.patterns == DEFAULT_PATTERNS and o.factories == DEFAULT_FACTORIES and o.kinds == ["read", "write"]
+    combos = o.combos()
+    assert ("write", "sync", "tuple") in combos and ("write", "sync", "named_tuple") not in combos
+    assert len(combos) == len(DEFAULT_PATTERNS) * (len(DEFAULT_FACTORIES) + 1)
+    o = _opts("--default", "--pattern", "sync", "--factory", "dict", "--read")
+    assert o.combos() == [("read", "sync", "dict")]
+    o = _opts("--pattern", "async_errback", "--factory", "tests.profiling.slow_factory:slow_tuple_factory")
+    assert o.factories == ["tests.profiling.slow_factory:slow_tuple_factory"]
+
+
+def test_cli_errors_are_clear(capsys):
+    assert main(["run", "--factory", "no_such_factory"]) == 2
+    assert "unknown factory" in capsys.readouterr().err
+    assert main(["run", "--factory", "json:no_such_function"]) == 2
+    assert "cannot import row factory" in capsys.readouterr().err
+    assert main(["run", "--connection-class", "twisted"]) == 2
+    assert "twisted" in capsys.readouterr().err
+    assert main(["run", "--threads", "0"]) == 2
+    with pytest.raises(SystemExit):
+        main(["run", "--pattern", "nope"])
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "multiprocess_concurrent" in out and "cached_named_tuple" in out and "libev" in out
+
+
+def test_recordings_without_markers_are_classified_by_module():
+    stacks = raw(
+        f"thread (1): event_loop;{LOOP_HEAD};0x1 (/x/cassandra/row_parser.cpython-311-x86_64-linux-gnu.so) 4\n",
+        f"thread (1): event_loop;{LOOP_HEAD};named_tuple_factory (/x/cassandra/query.py:80);"
+        "namedtuple (/t/collections/__init__.py:1) 3\n",
+        "thread (2): MainThread;main (/a/b.py:1);bind (/x/cassandra/query.py:500) 2\n",
+        "thread (2): MainThread;main (/a/b.py:1) 1\n",
+    )
+    assert not sampling.has_markers(stacks)
+    s = sampling.Samples.of(stacks)
+    assert s.by_module
+    assert s.counts() == {"deserialization": 4, "row_factory": 3, "encode": 2, "io": 0, "wait": 0, "other": 1}
+    # with markers in the recording, module names do not count
+    marked = stacks + raw(f"thread (2): MainThread;_pf_wait ({INSTR}:1);busy (/a/b.py:1) 1\n")
+    assert sampling.Samples.of(marked).counts()["deserialization"] == 0
+
+
+def test_a_run_that_cannot_connect_is_reported_failed(tmp_path, monkeypatch):
+    from profiling.runner import Harness, Options
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    opts = Options(patterns=["sync"], factories=["tuple"], kinds=["read"], hosts=["127.0.0.1"], port=1,
+                   out=str(tmp_path), profiler="none", connection_class="asyncio")
+    (row,) = Harness(opts).run()
+    assert "NoHostAvailable" in row["failed"] and row["ops"] == 0
+    assert "FAILED" in report.table([row])
