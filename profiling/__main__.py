@@ -18,7 +18,7 @@ from .runner import Options, run_session
 from .workload import COLUMN_TYPES
 
 DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
-DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple"]
+DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple", "fastpath_named"]  # those available()
 DEFAULT_OPS = 10000
 
 
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def options(args: argparse.Namespace, argv: list[str]) -> Options:
     patterns = args.pattern or (DEFAULT_PATTERNS if args.default else list(PATTERNS))
-    factories = args.factory or (DEFAULT_FACTORIES if args.default else ["tuple"])
+    factories = args.factory or ([f for f in DEFAULT_FACTORIES if f in available()] if args.default else ["tuple"])
     for name in factories:
         resolve(name)  # an unknown name or a broken module:function fails here, before any run
     reactor = args.connection_class or client.default_reactor()
