@@ -34,6 +34,7 @@ def _extensions():
         Extension(
             f"pyfactories.{src.stem}",
             [str(src.relative_to(HERE))],
+            include_dirs=[str(HERE / "ext")],  # rows.h
             define_macros=macros,
             extra_compile_args=flags,
         )

@@ -41,37 +41,9 @@ from cassandra.deserializers import make_deserializers
 
 from pyfactories._rowclass import make_row_class
 
-cdef extern from *:
-    """
-
-    /* Move `n` owned references into a new instance of the tuple subclass `cls`. */
-    static PyObject *pf_tuple_from_owned(PyObject *cls, PyObject **items, Py_ssize_t n) {
-        PyObject *row = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-        Py_ssize_t i;
-        if (row == NULL) return NULL;
-        for (i = 0; i < n; i++) {
-            PyTuple_SET_ITEM(row, i, items[i]);
-            items[i] = NULL;
-        }
-        return row;
-    }
-
-    /* A copy of `template` with key i of `keys` set to items[i]; the references stay the caller's. */
-    static PyObject *pf_dict_from_items(PyObject *template, PyObject *keys, PyObject **items, Py_ssize_t n) {
-        PyObject *row = PyDict_Copy(template);
-        Py_ssize_t i;
-        if (row == NULL) return NULL;
-        for (i = 0; i < n; i++) {
-            if (PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), items[i]) < 0) {
-                Py_DECREF(row);
-                return NULL;
-            }
-        }
-        return row;
-    }
-    """
-    object pf_tuple_from_owned(object cls, PyObject **items, Py_ssize_t n)
-    object pf_dict_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
+cdef extern from "rows.h":
+    object pf_tuple_row_from_owned(object cls, PyObject **items, Py_ssize_t n)
+    object pf_dict_row_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
 
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
@@ -331,9 +303,9 @@ cdef class RowsDecoder:
             for row_i in range(rowcount):
                 self._decode_row(plan, r, protocol_version, values)
                 if self.rows_kind == ROWS_NAMED:
-                    row = pf_tuple_from_owned(plan.row_class, values, ncols)
+                    row = pf_tuple_row_from_owned(plan.row_class, values, ncols)
                 else:
-                    row = pf_dict_from_items(plan.template, plan.keys, values, ncols)
+                    row = pf_dict_row_from_items(plan.template, plan.keys, values, ncols)
                     _release(values, ncols)
                 Py_INCREF(row)
                 PyList_SET_ITEM(out, row_i, row)

@@ -30,57 +30,11 @@ include "_driver_version.pxi"
 # against; pyfactories.fastpath reads it here, before importing that module.
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
-cdef extern from *:
-    """
-
-    /* A new instance of the tuple subclass `cls` holding the items of `values`
-       (a list or tuple, checked by the caller). This is what tuple.__new__(cls, values)
-       does, minus the argument parsing and the iteration protocol. */
-    static PyObject *pf_new_tuple_row(PyObject *cls, PyObject *values) {
-        Py_ssize_t i, n = PySequence_Fast_GET_SIZE(values);
-        PyObject **src;
-        PyObject *row = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-        if (row == NULL) return NULL;
-        /* The allocation may run a garbage collection, and with it finalizers that
-           could resize a list row: read its items only now, and only if it still fits. */
-        if (PySequence_Fast_GET_SIZE(values) != n) {
-            Py_DECREF(row);
-            PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was being copied");
-            return NULL;
-        }
-        src = PySequence_Fast_ITEMS(values);
-        for (i = 0; i < n; i++) {
-            Py_INCREF(src[i]);
-            PyTuple_SET_ITEM(row, i, src[i]);
-        }
-        return row;
-    }
-
-    /* A copy of `template` (a dict whose keys are `keys`) with every key set to the
-       matching item of `values`. Copying a small dict clones its key table in one go,
-       and each store then finds its slot by the key's cached hash and identity. */
-    static PyObject *pf_new_dict_row(PyObject *template, PyObject *keys, PyObject *values) {
-        Py_ssize_t i, n = PyTuple_GET_SIZE(keys);
-        PyObject **src;
-        PyObject *row = PyDict_Copy(template);
-        if (row == NULL) return NULL;
-        if (PySequence_Fast_GET_SIZE(values) != n) {  /* see pf_new_tuple_row */
-            Py_DECREF(row);
-            PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was being copied");
-            return NULL;
-        }
-        src = PySequence_Fast_ITEMS(values);
-        for (i = 0; i < n; i++) {
-            if (PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), src[i]) < 0) {
-                Py_DECREF(row);
-                return NULL;
-            }
-        }
-        return row;
-    }
-    """
+cdef extern from "rows.h":
     object pf_new_tuple_row(object cls, object values)
     object pf_new_dict_row(object template, object keys, object values)
+
+cdef extern from "Python.h":
     bint PyList_CheckExact(object)
     bint PyList_Check(object)
     bint PyTuple_Check(object)

@@ -122,3 +122,24 @@ def test_driver_rows_do_not_pickle():
     rows = query.named_tuple_factory(["a"], [(1,)])
     with pytest.raises((pickle.PicklingError, AttributeError)):
         pickle.dumps(rows)
+
+
+def test_rows_of_atomic_values_are_not_tracked_but_cycles_are_collected(impl):
+    """Like CPython's own tuples: a row that cannot be part of a cycle is not tracked by the collector."""
+    import gc
+    import weakref
+
+    rows = impl.cached_named_tuple_factory(["a", "b"], [(1, "x"), ([1], "y"), ((1, 2), None)])
+    if impl.__name__.endswith("_speedups"):
+        assert [gc.is_tracked(row) for row in rows] == [False, True, False]
+
+    class Box(list):
+        pass
+
+    box = Box()
+    row = impl.cached_named_tuple_factory(["a", "b"], [(box, 1)])[0]
+    box.append(row)
+    alive = weakref.ref(box)
+    del box, row
+    gc.collect()
+    assert alive() is None
