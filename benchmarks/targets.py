@@ -14,12 +14,16 @@ ISSUE2_COLS = 10
 ISSUE2_KIND = "mixed"
 ISSUE2_ROWS = (1, 10, 100, 1000, 5000)
 
-#: Issue 5: client CPU per query relative to tuple_factory on this machine's reference run.
+#: Issues 5 and 6: client CPU per query relative to tuple_factory on this machine's reference run.
 E2E_TARGETS = (
     # (workload, factory, limit)
     ("single", "cached_named_tuple", 1.02),
     ("pages", "cached_named_tuple", 1.05),
     ("pages", "pf_dict", 1.08),
+    ("single", "fastpath_named", 0.85),  # issue 6
+    ("pages", "fastpath_named", 0.85),
+    ("single", "fastpath_dict", 0.90),
+    ("pages", "fastpath_dict", 0.90),
 )
 #: The driver's own figures from the same reference (informative: "REF", not pass/fail).
 E2E_REFERENCE = (
