@@ -132,10 +132,10 @@ cdef class Plan:
     cdef Py_ssize_t ncols
     cdef int protocol_version
 
-    def __init__(self, list column_metadata, int rows_kind, int protocol_version, source=None):
+    def __init__(self, column_metadata, int rows_kind, int protocol_version, source=None):
         if not column_metadata:
             raise ValueError("a plan needs at least one column")
-        self.column_metadata = column_metadata
+        self.column_metadata = list(column_metadata)
         self.names = [md[2] for md in column_metadata]
         self.types = [md[3] for md in column_metadata]
         self.ncols = len(column_metadata)
@@ -225,7 +225,7 @@ cdef class RowsDecoder:
         msg.column_types = list(plan.types)
         msg.parsed_rows = self._rows(plan, &r, protocol_version)
 
-    cdef Plan _prepared_plan(self, list result_metadata, int protocol_version):
+    cdef Plan _prepared_plan(self, result_metadata, int protocol_version):
         cdef Plan plan = self.by_prepared.get(id(result_metadata))
         if plan is not None and plan.source is result_metadata and plan.protocol_version == protocol_version:
             self.hits += 1
