@@ -35,11 +35,33 @@ import io
 
 include "_driver_version.pxi"
 
+import uuid
+
 from cassandra import DriverException
-from cassandra.cqltypes import UserType
-from cassandra.deserializers import make_deserializers
+from cassandra.cqltypes import TimeUUIDType, UserType, UUIDType
+from cassandra.deserializers import DesUUIDType, make_deserializers
 
 from pyfactories._rowclass import make_row_class
+
+cdef extern from *:
+    """
+    /* uuid.UUID(bytes=p[:16]) without running UUID.__init__: the same two slots, set the same way. */
+    static PyObject *pf_uuid_from_16(PyObject *uuid_type, PyObject *int_name, PyObject *is_safe_name,
+                                     PyObject *is_safe, const char *p) {
+        PyObject *value, *u = ((PyTypeObject *)uuid_type)->tp_alloc((PyTypeObject *)uuid_type, 0);
+        if (u == NULL) return NULL;
+        value = _PyLong_FromByteArray((const unsigned char *)p, 16, 0, 0);
+        if (value == NULL || PyObject_GenericSetAttr(u, int_name, value) < 0
+                || PyObject_GenericSetAttr(u, is_safe_name, is_safe) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(u);
+            return NULL;
+        }
+        Py_DECREF(value);
+        return u;
+    }
+    """
+    object pf_uuid_from_16(object uuid_type, object int_name, object is_safe_name, object is_safe, const char *p)
 
 cdef extern from "rows.h":
     object pf_tuple_row_from_owned(object cls, PyObject **items, Py_ssize_t n)
@@ -128,6 +150,7 @@ cdef class Plan:
     """What decoding rows of one column list needs, built once per metadata."""
     cdef readonly list column_metadata, names, types
     cdef tuple deserializers, keys
+    cdef bytes uuid_columns  # 1 where a 16-byte value is built by pf_uuid_from_16
     cdef object row_class, template, udts, source
     cdef Py_ssize_t ncols
     cdef int protocol_version
@@ -140,6 +163,7 @@ cdef class Plan:
         self.types = [md[3] for md in column_metadata]
         self.ncols = len(column_metadata)
         self.deserializers = tuple(make_deserializers(self.types))
+        self.uuid_columns = bytes([_builds_plain_uuid(t, d) for t, d in zip(self.types, self.deserializers)])
         self.protocol_version = protocol_version
         self.source = source
         self.udts = tuple(_user_types(self.types))
@@ -158,6 +182,22 @@ cdef class Plan:
         """
         for udt in self.udts:
             udt.mapped_class = user_type_map.get(udt.keyspace, {}).get(udt.typename)
+
+
+# What the driver's uuid and timeuuid deserializers do is UUID(bytes=value): for 16-byte values
+# of those types (and only while their deserializers are the driver's own) the decoder builds
+# the same object directly. Any other length still goes to the driver's deserializer (its error).
+_UUID = uuid.UUID
+_UUID_INT = "int"
+_UUID_IS_SAFE = "is_safe"
+_SAFE_UNKNOWN = uuid.SafeUUID.unknown
+_TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
+
+
+def _builds_plain_uuid(cqltype, deserializer):
+    if cqltype is UUIDType:
+        return type(deserializer) is DesUUIDType
+    return cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE
 
 
 def _user_types(types):
@@ -318,10 +358,16 @@ cdef class RowsDecoder:
         cdef Py_ssize_t i
         cdef int32_t size
         cdef Buffer buf
+        cdef const unsigned char *uuid_columns = <const unsigned char *>PyBytes_AS_STRING(plan.uuid_columns)
         for i in range(plan.ncols):
             size = read_int(r)
             buf.size = size
             buf.ptr = NULL if size <= 0 else <char *>take(r, size)
+            if size == 16 and uuid_columns[i]:
+                value = pf_uuid_from_16(_UUID, _UUID_INT, _UUID_IS_SAFE, _SAFE_UNKNOWN, buf.ptr)
+                Py_INCREF(value)
+                values[i] = <PyObject *>value
+                continue
             try:
                 value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
             except Exception as exc:

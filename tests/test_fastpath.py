@@ -202,3 +202,35 @@ def test_refuses_a_different_driver_version():
 def test_rows_argument_is_checked():
     with pytest.raises(ValueError, match="rows must be one of"):
         fastpath.handler("tuples")
+
+
+def test_uuid_values_are_the_objects_the_driver_builds(rows_kind):
+    """16-byte uuid/timeuuid values are built without UUID.__init__: they must be indistinguishable."""
+    import pickle
+    import uuid
+
+    values = [uuid.uuid4(), uuid.uuid1(), uuid.UUID(int=0), uuid.UUID(int=2**128 - 1)]
+    body = rows_body([("a", cqltypes.UUIDType), ("b", cqltypes.TimeUUIDType)], [[v, v] for v in values])
+    _, expected = driver_rows(body, rows_kind)
+    got = decode(fastpath.handler(rows_kind), body).parsed_rows
+    pairs = [(a, b) for x, y in zip(got, expected) for a, b in zip(_values(x), _values(y))]
+    assert len(pairs) == 8
+    for ours, theirs in pairs:
+        assert type(ours) is type(theirs) is uuid.UUID
+        assert (ours.int, ours.is_safe, repr(ours), str(ours), hash(ours)) == (
+            theirs.int, theirs.is_safe, repr(theirs), str(theirs), hash(theirs))
+        assert pickle.dumps(ours) == pickle.dumps(theirs)
+
+
+def test_uuid_of_the_wrong_length_fails_like_the_driver(rows_kind):
+    good = rows_body([("id", cqltypes.UUIDType)], [[None]])
+    bad = good[:-4] + struct.pack(">i", 15) + b"\x01" * 15
+    with pytest.raises(DriverException) as theirs:
+        decode(ProtocolHandler, bad)
+    with pytest.raises(DriverException) as ours:
+        decode(fastpath.handler(rows_kind), bad)
+    assert str(ours.value) == str(theirs.value)
+
+
+def _values(row):
+    return list(row.values()) if isinstance(row, dict) else list(row)
