@@ -164,4 +164,5 @@ def disable(session: Session) -> None:
 
 def cache_info() -> dict[str, tuple[int, int]]:
     """``{rows: (hits, misses)}`` of the per-metadata decode plans."""
-    return {rows: (h.message_types_by_opcode[8].decoder.hits, h.message_types_by_opcode[8].decoder.misses) for rows, h in _HANDLERS.items()}
+    decoders = {rows: h.message_types_by_opcode[protocol.ResultMessage.opcode].decoder for rows, h in _HANDLERS.items()}
+    return {rows: (decoder.hits, decoder.misses) for rows, decoder in decoders.items()}
