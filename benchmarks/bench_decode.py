@@ -17,7 +17,6 @@ its figure is the cost of decoding alone).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any, Callable, Sequence
 
@@ -194,9 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         common.worker_main(argv[1:], _work)
         return 0
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_decode", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", choices=sorted(SIZES), default="quick")
-    ap.add_argument("--json", metavar="PATH", help="write the results (with the environment) here")
+    ap = common.bench_parser("benchmarks.bench_decode", __doc__, SIZES)
     ap.add_argument("--fixtures", help=f"comma-separated, of: {', '.join(fixtures.names())}")
     ap.add_argument("--processes", type=int)
     ap.add_argument("--rounds", type=int)

@@ -25,7 +25,6 @@ so slow drifts of a shared machine cancel out.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import itertools
 import random
@@ -346,9 +345,7 @@ def _seed004_lines(cases: list[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_e2e", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", choices=sorted(SIZES), default="quick")
-    ap.add_argument("--json", metavar="PATH")
+    ap = common.bench_parser("benchmarks.bench_e2e", __doc__, SIZES)
     ap.add_argument("--hosts", help="comma-separated contact points of your own cluster (nothing is started)")
     ap.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
     ap.add_argument("--workloads", help=f"comma-separated, of: {', '.join(WORKLOADS)}")

@@ -30,7 +30,6 @@ row-building step to time; see ``bench_decode`` and ``bench_e2e``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any, Sequence
 
@@ -208,9 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         common.worker_main(argv[1:], _work)
         return 0
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_factories", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", choices=sorted(SIZES), default="quick")
-    ap.add_argument("--json", metavar="PATH", help="write the results (with the environment) here")
+    ap = common.bench_parser("benchmarks.bench_factories", __doc__, SIZES)
     ap.add_argument("--rows", default=",".join(map(str, ROWS)), help="comma-separated row counts")
     ap.add_argument("--cols", default=",".join(map(str, COLS)), help="comma-separated column counts")
     ap.add_argument("--kinds", default=",".join(shapes.KINDS), help="ints,text,mixed")

@@ -3,6 +3,7 @@ processes, statistics, the environment record and table formatting."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import gc
 import importlib
@@ -450,3 +451,11 @@ def print_and_save(key: str, section: dict, render, json_path: str | None) -> No
     if json_path:
         path = write_json(json_path, {"schema": SCHEMA_VERSION, "env": environment(), key: section})
         print(f"\nJSON: {path}")
+
+
+def bench_parser(module: str, doc: str | None, sizes: Iterable[str]) -> argparse.ArgumentParser:
+    """The options every ``python -m benchmarks.bench_x`` shares: ``--size`` and ``--json``."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--size", choices=sorted(sizes), default="quick")
+    ap.add_argument("--json", metavar="PATH", help="write the results (with the environment) here")
+    return ap

@@ -33,6 +33,12 @@ def default_out_dir() -> Path:
     return common.REPO_ROOT / "bench-results" / stamp
 
 
+def _show(table: str) -> None:
+    print()
+    print(table)
+    print()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
@@ -59,25 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     failed: list[str] = []
 
-    if "factory" not in skip:
-        section = bench_factories.run(bench_factories.default_spec(args.size))
-        results["factory_only"] = section
-        print()
-        print(bench_factories.render(section))
-        print()
-    if "decode" not in skip:
-        section = bench_decode.run(bench_decode.default_spec(args.size))
-        results["decode"] = section
-        print()
-        print(bench_decode.render(section))
-        print()
+    offline = (("factory", "factory_only", bench_factories), ("decode", "decode", bench_decode))
+    for name, key, bench in offline:
+        if name not in skip:
+            results[key] = bench.run(bench.default_spec(args.size))
+            _show(bench.render(results[key]))
     if "e2e" not in skip:
         results["e2e"] = _end_to_end(args, failed)
         if results["e2e"].get("cassandra"):
             results["env"]["cassandra"] = results["e2e"]["cassandra"]
-        print()
-        print(bench_e2e.render(results["e2e"]))
-        print()
+        _show(bench_e2e.render(results["e2e"]))
 
     results["verdicts"] = targets.as_json(targets.all_verdicts(results))
     results["duration_s"] = time.perf_counter() - t0
