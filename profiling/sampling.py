@@ -19,7 +19,11 @@ blocked threads (always with ``--native``, whose unwinding pauses the
 process) and a runnable thread waiting for a core looks busy. So samples of a
 thread blocked in a lock, a condition, ``select``/``epoll`` or a sleep are
 dropped here, and the shares weigh each thread by the CPU the kernel says it
-used (:meth:`Samples.shares`). The harness runs py-spy ``--nonblocking``
+used (:meth:`Samples.shares`); samples inside a system call stand for the
+thread's kernel CPU, accounted apart (:func:`in_syscall`). What remains is a
+bias on a contended machine: a thread preempted where it wakes another one
+(the server, a waiting thread) still looks busy there, so the categories
+where threads wake others (I/O) read a few points high. The harness runs py-spy ``--nonblocking``
 without ``--native`` by default: pausing the client for native unwinding
 halves its throughput on a small machine.
 """
@@ -27,6 +31,7 @@ halves its throughput on a small machine.
 from __future__ import annotations
 
 import collections
+import linecache
 import os
 import re
 import shutil
@@ -34,7 +39,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES
@@ -81,6 +86,7 @@ class Frame:
     func: str
     file: str  # a .py file or a shared library
     python: bool
+    line: int = 0
 
     @property
     def short(self) -> str:
@@ -90,7 +96,7 @@ class Frame:
 def parse_frame(text: str) -> Frame:
     m = _PY_FRAME.match(text)
     if m:
-        return Frame(m["func"], m["file"], True)
+        return Frame(m["func"], m["file"], True, int(m["line"]))
     m = _NATIVE_FRAME.match(text)
     if m:
         return Frame(m["func"], m["lib"], False)
@@ -145,6 +151,40 @@ def is_idle(frames: list[Frame]) -> bool:
         return False
     last = frames[-1]
     return any(last.file.endswith(suffix) and last.short == name for suffix, name in IDLE_PYTHON)
+
+
+#: A source line that makes a system call: the reactors' socket send and recv, and the
+#: release of a lock another thread waits on (``Condition.notify``), a futex wake.
+_SYSCALL_LINE = re.compile(r"\.(send|sendall|sendmsg|sendto|recv|recv_into|recvmsg|recvfrom|release)\(")
+#: Native functions of those calls (with ``--native``).
+SYSCALL_NATIVE = frozenset({
+    "send", "__send", "__libc_send", "sendmsg", "__libc_sendmsg", "sendto", "__libc_sendto",
+    "recv", "__recv", "__libc_recv", "recvmsg", "__libc_recvmsg", "recvfrom", "__libc_recvfrom",
+    "sock_send_impl", "sock_recv_impl", "sock_sendmsg_impl", "sock_recv_into_impl",
+    "futex_wake", "__lll_unlock_wake", "lll_unlock_wake", "PyThread_release_lock",
+})
+
+
+def in_syscall(frames: list[Frame]) -> bool:
+    """Is this (busy) sample inside a system call (socket I/O, waking a thread)?
+
+    Its CPU is kernel time, which the kernel's per-thread accounting gives
+    apart (``sys_ns``); and a thread is often preempted right there (the call
+    wakes the server or another thread, which takes the core), so py-spy
+    keeps seeing it "running" at that line. Spreading user CPU over these samples too would
+    count that time twice and shrink every other category.
+    """
+    if not frames:
+        return False
+    k = len(frames)
+    while k and not frames[k - 1].python:
+        k -= 1
+        if frames[k].func in SYSCALL_NATIVE:
+            return True
+    if k < len(frames) or not frames[-1].python:
+        return False
+    last = frames[-1]
+    return bool(_SYSCALL_LINE.search(linecache.getline(last.file, last.line)))
 
 
 def _marker(frame: Frame) -> str | None:
@@ -228,6 +268,10 @@ class Samples:
     names: dict[str, str]
     idle: int = 0
     by_module: bool = False
+    #: per thread id, the busy samples inside a socket system call (see :func:`in_syscall`),
+    #: per category; they are counted in ``by_thread`` too
+    in_kernel: dict[str, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter))
 
     @classmethod
     def of(cls, stacks: list[Stack]) -> "Samples":
@@ -238,9 +282,11 @@ class Samples:
             category = classify(stack, by_module)
             if category is None:
                 out.idle += stack.count
-            else:
-                out.by_thread[stack.tid][category] += stack.count
-                out.names[stack.tid] = stack.thread
+                continue
+            out.by_thread[stack.tid][category] += stack.count
+            out.names[stack.tid] = stack.thread
+            if in_syscall([parse_frame(f) for f in stack.frames]):
+                out.in_kernel[stack.tid][category] += stack.count
         return out
 
     @property
@@ -263,7 +309,8 @@ class Samples:
         is split by the categories of its own samples, so a thread that py-spy
         saw runnable but not running does not weigh more than the CPU it
         used, and its kernel CPU, which Python stacks cannot show, goes to
-        :func:`_kernel_category`. CPU of threads that ended before the run did
+        :func:`_kernel_category`. Samples inside a socket system call stand
+        for that kernel CPU, so they do not share the user CPU. CPU of threads that ended before the run did
         (``total_ns`` minus the threads listed) is split by the samples of the
         threads not listed.
         """
@@ -276,7 +323,7 @@ class Samples:
             known += cpu
             kernel = min(cpu, max(0.0, float(t.get("sys_ns", 0))))
             ns[_kernel_category(t["name"])] += kernel
-            _spread(ns, cpu - kernel, self.by_thread.get(tid), _base(t["name"]))
+            _spread(ns, cpu - kernel, self._user_counts(tid), _base(t["name"]))
         rest: collections.Counter[str] = collections.Counter()
         for tid, c in self.by_thread.items():
             if tid not in threads:
@@ -284,6 +331,13 @@ class Samples:
         if total_ns is not None:
             _spread(ns, max(0.0, total_ns - known), rest, "other")
         return _normalized(ns)
+
+
+    def _user_counts(self, tid: str) -> collections.Counter[str] | None:
+        """The thread's samples that stand for user CPU."""
+        counts = self.by_thread.get(tid)
+        kernel = self.in_kernel.get(tid)
+        return counts - kernel if counts and kernel else counts
 
 
 def _kernel_category(thread_name: str) -> str:

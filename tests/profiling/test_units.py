@@ -128,6 +128,25 @@ def test_kernel_cpu_goes_to_io_on_the_loop_and_to_wait_elsewhere():
                                "wait": 0.2, "other": 0})
 
 
+def test_samples_inside_a_system_call_stand_for_kernel_cpu(tmp_path):
+    src = tmp_path / "reactor.py"
+    src.write_text("def handle_write(self):\n    sent = self._socket.send(msg)\n    n = len(msg)\n")
+    sending = f"thread (1): event_loop;handle_write ({src}:2) 30\n"
+    stacks = raw(sending, f"thread (1): event_loop;handle_write ({src}:3) 10\n",
+                 f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n")
+    assert sampling.in_syscall([sampling.parse_frame(f) for f in stacks[0].frames])
+    assert not sampling.in_syscall([sampling.parse_frame(f) for f in stacks[1].frames])
+    assert sampling.in_syscall([sampling.parse_frame(f) for f in one(
+        f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);__libc_send (libc.so.6) 1").frames])
+    s = sampling.Samples.of(stacks)
+    assert s.busy == 50 and s.in_kernel == {"1": {"io": 30}}
+    # 200 ns of user CPU over the 20 samples outside the send; the 100 kernel ns go to io
+    w = s.shares({"1": {"name": "event_loop", "ns": 300, "sys_ns": 100}}, total_ns=300)
+    assert w == pytest.approx({"deserialization": 0, "row_factory": 1 / 3, "encode": 0, "io": 2 / 3,
+                               "wait": 0, "other": 0})
+    assert s.shares()["io"] == pytest.approx(40 / 50)  # unweighted: every busy sample counts
+
+
 def test_thread_with_cpu_but_no_samples_goes_to_its_base():
     s = sampling.Samples.of(raw("thread (2): MainThread;main (/a/b.py:1) 5\n"))
     w = s.shares({"2": {"name": "MainThread", "ns": 50}, "9": {"name": "event_loop", "ns": 50}}, 100)
