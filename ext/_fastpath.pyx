@@ -64,8 +64,12 @@ cdef extern from *:
     object pf_uuid_from_16(object uuid_type, object int_name, object is_safe_name, object is_safe, const char *p)
 
 cdef extern from "rows.h":
+    int pf_import_rows() except -1
+    int pf_adopt_row_class(object cls) except -1
     object pf_tuple_row_from_owned(object cls, PyObject **items, Py_ssize_t n)
     object pf_dict_row_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
+
+pf_import_rows()  # rows are allocated from pyfactories._speedups' free list
 
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
@@ -170,6 +174,7 @@ cdef class Plan:
         self.keys = tuple(self.names)
         if rows_kind == ROWS_NAMED:
             self.row_class = make_row_class(self.keys)
+            pf_adopt_row_class(self.row_class)
         else:
             self.template = dict.fromkeys(self.keys)
 

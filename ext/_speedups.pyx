@@ -30,9 +30,25 @@ include "_driver_version.pxi"
 # against; pyfactories.fastpath reads it here, before importing that module.
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
+cdef extern from *:
+    """
+    #define PF_ROWS_OWNER  /* the row free list lives in this module (see rows.h) */
+    """
+
 cdef extern from "rows.h":
     object pf_new_tuple_row(object cls, object values)
     object pf_new_dict_row(object template, object keys, object values)
+    int pf_adopt_row_class(object cls) except -1
+    object pf_rows_capsule()
+    object pf_free_list_counts()
+
+# The row allocator, for pyfactories._fastpath (which must share its free list).
+_row_api = pf_rows_capsule()
+
+
+def _row_free_list_counts():
+    """Rows of each length (index) now kept on the row free list (for tests)."""
+    return pf_free_list_counts()
 
 cdef extern from "Python.h":
     bint PyList_CheckExact(object)
@@ -153,10 +169,7 @@ cdef class ColumnSetCache:
 
 def _checked_row_class(tuple key):
     cls = make_row_class(key)
-    # pf_new_tuple_row relies on the tuple memory layout: refuse anything else.
-    if not (isinstance(cls, type) and PyType_IsSubtype(cls, tuple)
-            and (<type>cls).__basicsize__ == tuple.__basicsize__):
-        raise TypeError(f"row class {cls!r} is not a plain tuple subclass")
+    pf_adopt_row_class(cls)  # pf_new_tuple_row relies on the tuple memory layout: refuse anything else
     return key, cls
 
 
