@@ -206,11 +206,54 @@ static inline PyObject *pf_tuple_row_from_owned(PyObject *cls, PyObject **items,
     return row;
 }
 
+/* Dict rows. A row starts as a copy of a template dict (the column names, each
+ * mapped to None): copying a small dict clones its key table in one go. Then
+ * each value is stored. On CPython 3.11 the store goes straight into the
+ * copy's entry for that column (entry i holds column i when the names are
+ * distinct str, checked for every row by the identity of each entry's key);
+ * elsewhere, and for anything unusual (repeated names, str subclasses), it is
+ * PyDict_SetItem, which finds each slot by the key's cached hash. The copy is
+ * brand new and not yet visible to anyone, so nothing can observe a value
+ * stored without the dict's own bookkeeping (its version tag only matters to
+ * caches that have seen the dict). */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_GIL_DISABLED) \
+    && !defined(PF_NO_DICT_ENTRIES)
+#define PF_DICT_ENTRIES 1
+#ifndef Py_BUILD_CORE
+#define Py_BUILD_CORE 1
+#define PF_UNDEF_BUILD_CORE
+#endif
+#include "internal/pycore_dict.h"
+#ifdef PF_UNDEF_BUILD_CORE
+#undef Py_BUILD_CORE
+#undef PF_UNDEF_BUILD_CORE
+#endif
+#else
+#define PF_DICT_ENTRIES 0
+#endif
+
 /* Stores items[i] under key i of `keys` into `row` (a fresh copy of the template);
  * returns `row`, or NULL with `row` released. The references stay the caller's. */
 static PyObject *pf_fill_dict_row(PyObject *row, PyObject *keys, PyObject **items, Py_ssize_t n) {
-    Py_ssize_t i;
-    for (i = 0; i < n; i++) {
+    Py_ssize_t i = 0;
+#if PF_DICT_ENTRIES
+    PyDictObject *mp = (PyDictObject *)row;
+    if (mp->ma_values == NULL && mp->ma_keys->dk_kind == DICT_KEYS_UNICODE && mp->ma_keys->dk_nentries == n) {
+        PyDictUnicodeEntry *ep = DK_UNICODE_ENTRIES(mp->ma_keys);
+        int track = 0;
+        for (; i < n; i++) {
+            PyObject *old, *value = items[i];
+            if (ep[i].me_key != PyTuple_GET_ITEM(keys, i)) break;  /* not the layout expected: SetItem */
+            old = ep[i].me_value;
+            Py_INCREF(value);
+            ep[i].me_value = value;
+            Py_XDECREF(old);
+            track |= PyObject_IS_GC(value) && (!PyTuple_CheckExact(value) || PyObject_GC_IsTracked(value));
+        }
+        if (track && !PyObject_GC_IsTracked(row)) PyObject_GC_Track(row);  /* the dict's own rule */
+    }
+#endif
+    for (; i < n; i++) {
         if (PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), items[i]) < 0) {
             Py_DECREF(row);
             return NULL;

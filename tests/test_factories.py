@@ -143,3 +143,34 @@ def test_rows_of_atomic_values_are_not_tracked_but_cycles_are_collected(impl):
     del box, row
     gc.collect()
     assert alive() is None
+
+
+class StrName(str):
+    pass
+
+
+@pytest.mark.parametrize("colnames", [["a", "b", "c"], ["a", "b", "a"], [StrName("a"), "b", "c"]],
+                         ids=["distinct", "repeated", "str-subclass"])
+def test_dict_rows_are_tracked_exactly_like_the_drivers(impl, colnames):
+    """Dict rows follow CPython's rule for dicts (tracked once they hold a container); values land under
+    the right keys whatever the names, including where the compiled module stores them into the copy directly."""
+    import gc
+    import weakref
+
+    class Box(list):
+        pass
+
+    values = [(1, "x", None), ([1], "y", 2.5), ((1, 2), None, 3), ((1, [2]), b"z", 4), (1, 2, Box())]
+    ours, theirs = impl.dict_factory(colnames, values), query.dict_factory(colnames, values)
+    assert ours == theirs
+    assert [list(r.items()) for r in ours] == [list(r.items()) for r in theirs]
+    assert all(type(k) is str for r in ours for k in r)  # str subclasses become plain str (column_key)
+    plain = query.dict_factory([str.__str__(c) for c in colnames], values)
+    assert [gc.is_tracked(r) for r in ours] == [gc.is_tracked(r) for r in plain]
+    del plain
+    box = values[-1][2]
+    box.append(ours[-1])  # row -> box -> row: a cycle the collector must see
+    gone = weakref.ref(box)
+    del ours, theirs, values, box
+    gc.collect()
+    assert gone() is None
