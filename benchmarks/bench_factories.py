@@ -18,9 +18,9 @@ tuples": ``list(map(tuple, rows))`` on the same values held as lists (a tuple
 of a tuple is the same object, so copying the tuples would allocate nothing).
 For issue 2's shape (10 mixed columns) the copy and ``cached_named_tuple``
 are timed a second time with every result of a sample kept alive
-(``*_kept``): dropped results let the next call's plain tuples come back from
-CPython's tuple free list, which namedtuple instances cannot use, and that
-alone can make the copy 2-3x cheaper at 1,000 rows.
+(``*_kept``): dropped results let the next call's rows come back from a free
+list (CPython's for plain tuples, ``ext/rows.h``'s for our named rows; the
+driver's namedtuple instances have none), so both orders are shown.
 
 ``tuple`` is the driver's ``tuple_factory``, which returns its input: its
 figure is the cost of a call, not of building rows. The fast path has no
@@ -183,8 +183,8 @@ def render(section: dict[str, Any]) -> str:
         "`a/b` = how many times `b` is faster than `a` (or, for `pf_named/copy`, what our named rows cost "
         "relative to copying the rows into new plain tuples: `list(map(tuple, rows_as_lists))`). "
         "The `kept` columns time the copy and our named rows again with every result of a sample kept alive: "
-        "when results are dropped at once, the next call's plain tuples come back from CPython's tuple free list "
-        "(up to 2,000 per length) and trigger no collection, which namedtuple instances cannot do.",
+        "when results are dropped at once, the next call's rows come back from a free list (CPython's for plain "
+        "tuples, ours for our named rows; up to 2,000 per length) and trigger no collection.",
         "",
         issue2_table(section),
         "",

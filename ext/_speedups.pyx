@@ -6,7 +6,9 @@ for every result set (a namedtuple class) and the per-row Python calls
 (``Row(*row)``, ``dict(zip(...))``). Here the class and the dict keys come from
 a bounded LRU cache keyed by the column list, with a fast path when a result
 has the same columns as the previous one; rows are then filled in C, one
-allocation each, by copying references out of the decoded value tuples.
+allocation each, by copying references out of the decoded value tuples
+(``rows.h``: named rows come from a free list like tuples do, dict rows are
+copies of a template with the values stored into them).
 
 Input is checked as in the pure-Python twin (same exceptions, same messages):
 nothing the caller passes can make this module read out of bounds.
