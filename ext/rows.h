@@ -97,9 +97,12 @@ static PyObject *pf_alloc_row_owned(PyObject *cls, Py_ssize_t n) {
  * is a plain heap subclass of tuple with nothing to finalize. Idempotent. */
 static int pf_adopt_row_class(PyObject *cls) {
     PyTypeObject *tp = (PyTypeObject *)cls;
+    /* no __dict__ or weakrefs either: from 3.12 those live before the object
+       (managed), without changing tp_basicsize */
     if (!PyType_Check(cls) || !PyType_IsSubtype(tp, &PyTuple_Type)
             || tp->tp_basicsize != PyTuple_Type.tp_basicsize
-            || tp->tp_itemsize != PyTuple_Type.tp_itemsize) {
+            || tp->tp_itemsize != PyTuple_Type.tp_itemsize
+            || tp->tp_dictoffset != 0 || tp->tp_weaklistoffset != 0) {
         PyErr_Format(PyExc_TypeError, "row class %R is not a plain tuple subclass", cls);
         return -1;
     }
@@ -112,8 +115,7 @@ static int pf_adopt_row_class(PyObject *cls) {
         Py_DECREF(probe);
     }
     if (tp->tp_dealloc == pf_heap_tuple_dealloc && tp->tp_base == &PyTuple_Type
-            && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && tp->tp_dictoffset == 0
-            && tp->tp_weaklistoffset == 0 && tp->tp_finalize == NULL && tp->tp_del == NULL) {
+            && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && tp->tp_finalize == NULL && tp->tp_del == NULL) {
         tp->tp_dealloc = pf_row_dealloc;
     }
     return 0;
