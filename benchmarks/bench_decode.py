@@ -193,11 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         common.worker_main(argv[1:], _work)
         return 0
-    ap = common.bench_parser("benchmarks.bench_decode", __doc__, SIZES)
+    ap = common.bench_parser("benchmarks.bench_decode", __doc__, SIZES, offline=True)
     ap.add_argument("--fixtures", help=f"comma-separated, of: {', '.join(fixtures.names())}")
-    ap.add_argument("--processes", type=int)
-    ap.add_argument("--rounds", type=int)
-    ap.add_argument("--no-python", action="store_true", help="leave out the pure-Python twins")
     args = ap.parse_args(argv)
     spec = default_spec(args.size, args.fixtures.split(",") if args.fixtures else None, not args.no_python)
     section = run(common.apply_overrides(spec, args.processes, args.rounds))

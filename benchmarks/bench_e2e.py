@@ -310,11 +310,7 @@ def render(section: dict[str, Any]) -> str:
         "Workloads: " + "; ".join(f"`{c['id']}` = {c['description']} ({c['queries_per_round']} queries per "
                                   "factory and round)" for c in cases) + ".",
         "",
-        "Issue 5 targets (client CPU per query / tuple_factory's):",
-        "",
-        "```",
-        targets.summary(targets.Verdict(**v) for v in section["verdicts"]),
-        "```",
+        *targets.fenced("Issue 5 targets (client CPU per query / tuple_factory's):", section["verdicts"]),
     ]
     return "\n".join(parts)
 

@@ -193,11 +193,7 @@ def render(section: dict[str, Any]) -> str:
         "",
         matrix_table(section),
         "",
-        "Issue 2 targets:",
-        "",
-        "```",
-        targets.summary(targets.Verdict(**v) for v in section["verdicts"]),
-        "```",
+        *targets.fenced("Issue 2 targets:", section["verdicts"]),
     ]
     return "\n".join(parts)
 
@@ -207,13 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         common.worker_main(argv[1:], _work)
         return 0
-    ap = common.bench_parser("benchmarks.bench_factories", __doc__, SIZES)
+    ap = common.bench_parser("benchmarks.bench_factories", __doc__, SIZES, offline=True)
     ap.add_argument("--rows", default=",".join(map(str, ROWS)), help="comma-separated row counts")
     ap.add_argument("--cols", default=",".join(map(str, COLS)), help="comma-separated column counts")
     ap.add_argument("--kinds", default=",".join(shapes.KINDS), help="ints,text,mixed")
-    ap.add_argument("--processes", type=int, help="worker processes (default: by size)")
-    ap.add_argument("--rounds", type=int, help="rounds per process (default: by size)")
-    ap.add_argument("--no-python", action="store_true", help="leave out the pure-Python twins")
     args = ap.parse_args(argv)
     spec = default_spec(args.size, [int(x) for x in args.rows.split(",")], [int(x) for x in args.cols.split(",")],
                         args.kinds.split(","), python_twins=not args.no_python)

@@ -453,9 +453,15 @@ def print_and_save(key: str, section: dict, render, json_path: str | None) -> No
         print(f"\nJSON: {path}")
 
 
-def bench_parser(module: str, doc: str | None, sizes: Iterable[str]) -> argparse.ArgumentParser:
-    """The options every ``python -m benchmarks.bench_x`` shares: ``--size`` and ``--json``."""
+def bench_parser(module: str, doc: str | None, sizes: Iterable[str], offline: bool = False
+                 ) -> argparse.ArgumentParser:
+    """The options every ``python -m benchmarks.bench_x`` shares: ``--size`` and ``--json``; with
+    ``offline`` also those of the two benches run in worker processes (no server)."""
     ap = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
     ap.add_argument("--size", choices=sorted(sizes), default="quick")
     ap.add_argument("--json", metavar="PATH", help="write the results (with the environment) here")
+    if offline:
+        ap.add_argument("--processes", type=int, help="worker processes (default: by size)")
+        ap.add_argument("--rounds", type=int, help="rounds per process (default: by size)")
+        ap.add_argument("--no-python", action="store_true", help="leave out the pure-Python twins")
     return ap

@@ -55,7 +55,7 @@ def render(results: dict[str, Any]) -> str:
         parts += [bench_e2e.render(results["e2e"]), ""]
     verdicts = [targets.Verdict(**v) for v in results.get("verdicts", [])] or targets.all_verdicts(results)
     if verdicts:
-        parts += ["### All targets", "", "```", targets.summary(verdicts), "```", ""]
+        parts += [*targets.fenced("### All targets", verdicts), ""]
     return "\n".join(parts)
 
 

@@ -131,6 +131,12 @@ def as_json(verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:
     return [asdict(v) for v in verdicts]
 
 
+def fenced(title: str, verdicts: Iterable[Verdict | dict]) -> list[str]:
+    """Markdown lines: ``title``, then the :func:`summary` of ``verdicts`` in a code block."""
+    vs = [v if isinstance(v, Verdict) else Verdict(**v) for v in verdicts]
+    return [title, "", "```", summary(vs), "```"]
+
+
 def summary(verdicts: Iterable[Verdict]) -> str:
     vs = list(verdicts)
     lines = [v.line() for v in vs]
