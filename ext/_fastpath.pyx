@@ -27,6 +27,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 
 from cassandra.buffer cimport Buffer
 from cassandra.deserializers cimport Deserializer, from_binary
@@ -39,7 +40,8 @@ import uuid
 
 from cassandra import DriverException
 from cassandra.cqltypes import TimeUUIDType, UserType, UUIDType
-from cassandra.deserializers import DesUUIDType, make_deserializers
+from cassandra.deserializers import DesAsciiType, DesUTF8Type, DesUUIDType, DesVarcharType, make_deserializers
+from cassandra.query import tuple_factory as _tuple_factory
 
 from pyfactories._rowclass import make_row_class
 
@@ -154,7 +156,7 @@ cdef class Plan:
     """What decoding rows of one column list needs, built once per metadata."""
     cdef readonly list column_metadata, names, types
     cdef tuple deserializers, keys
-    cdef bytes uuid_columns  # 1 where a 16-byte value is built by pf_uuid_from_16
+    cdef bytes direct  # per column: how a non-empty value is built without the deserializer (_DIRECT_*)
     cdef object row_class, template, udts, source
     cdef Py_ssize_t ncols
     cdef int protocol_version
@@ -167,7 +169,7 @@ cdef class Plan:
         self.types = [md[3] for md in column_metadata]
         self.ncols = len(column_metadata)
         self.deserializers = tuple(make_deserializers(self.types))
-        self.uuid_columns = bytes([_builds_plain_uuid(t, d) for t, d in zip(self.types, self.deserializers)])
+        self.direct = bytes([_direct_kind(t, d) for t, d in zip(self.types, self.deserializers)])
         self.protocol_version = protocol_version
         self.source = source
         self.udts = tuple(_user_types(self.types))
@@ -189,9 +191,18 @@ cdef class Plan:
             udt.mapped_class = user_type_map.get(udt.keyspace, {}).get(udt.typename)
 
 
-# What the driver's uuid and timeuuid deserializers do is UUID(bytes=value): for 16-byte values
-# of those types (and only while their deserializers are the driver's own) the decoder builds
-# the same object directly. Any other length still goes to the driver's deserializer (its error).
+# Some of the driver's deserializers are a single CPython call on a copy of the value's bytes;
+# for non-empty values of those columns (and only while the deserializer is the driver's own
+# class) the decoder makes that call on the bytes in place, with the same result and the same
+# exception. uuid and timeuuid: UUID(bytes=value) for 16-byte values (any other length still
+# goes to the driver's deserializer, for its error); text: value.decode('utf8'); ascii:
+# value.decode('ascii').
+cdef enum:
+    _DIRECT_NONE = 0
+    _DIRECT_UUID = 1
+    _DIRECT_UTF8 = 2
+    _DIRECT_ASCII = 3
+
 _UUID = uuid.UUID
 _UUID_INT = "int"
 _UUID_IS_SAFE = "is_safe"
@@ -199,10 +210,17 @@ _SAFE_UNKNOWN = uuid.SafeUUID.unknown
 _TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
 
 
-def _builds_plain_uuid(cqltype, deserializer):
-    if cqltype is UUIDType:
-        return type(deserializer) is DesUUIDType
-    return cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE
+def _direct_kind(cqltype, deserializer):
+    des = type(deserializer)
+    if cqltype is UUIDType and des is DesUUIDType:
+        return _DIRECT_UUID
+    if cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE:
+        return _DIRECT_UUID
+    if des is DesUTF8Type or des is DesVarcharType:
+        return _DIRECT_UTF8
+    if des is DesAsciiType:
+        return _DIRECT_ASCII
+    return _DIRECT_NONE
 
 
 def _user_types(types):
@@ -363,18 +381,22 @@ cdef class RowsDecoder:
         cdef Py_ssize_t i
         cdef int32_t size
         cdef Buffer buf
-        cdef const unsigned char *uuid_columns = <const unsigned char *>PyBytes_AS_STRING(plan.uuid_columns)
+        cdef const unsigned char *direct = <const unsigned char *>PyBytes_AS_STRING(plan.direct)
+        cdef unsigned char kind
         for i in range(plan.ncols):
             size = read_int(r)
             buf.size = size
             buf.ptr = NULL if size <= 0 else <char *>take(r, size)
-            if size == 16 and uuid_columns[i]:
-                value = pf_uuid_from_16(_UUID, _UUID_INT, _UUID_IS_SAFE, _SAFE_UNKNOWN, buf.ptr)
-                Py_INCREF(value)
-                values[i] = <PyObject *>value
-                continue
+            kind = direct[i] if size > 0 else _DIRECT_NONE
             try:
-                value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
+                if kind == _DIRECT_UUID and size == 16:
+                    value = pf_uuid_from_16(_UUID, _UUID_INT, _UUID_IS_SAFE, _SAFE_UNKNOWN, buf.ptr)
+                elif kind == _DIRECT_UTF8:
+                    value = PyUnicode_DecodeUTF8(buf.ptr, size, NULL)
+                elif kind == _DIRECT_ASCII:
+                    value = PyUnicode_DecodeASCII(buf.ptr, size, NULL)
+                else:
+                    value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
             except Exception as exc:
                 raise DriverException('Failed decoding result column "%s" of type %s: %s' % (
                     plan.names[i], plan.types[i].cql_parameterized_type(), str(exc)))
@@ -394,6 +416,23 @@ cdef class RowsDecoder:
             raise
         except Exception as exc:
             raise MalformedResult(f"RESULT rows could not be decoded: {exc!r}") from exc
+
+
+def use_built_rows(future):
+    """A request-init listener (``Session.add_request_init_listener``): the rows come built from the decoder.
+
+    The future's own row factory (from whatever execution profile the call
+    named) would build every row a second time, so it becomes ``tuple_factory``,
+    which hands the built rows over as they are. DSE graph row factories are
+    kept: they read graph results, not rows.
+    """
+    rf = future.row_factory
+    if rf is _tuple_factory:
+        return
+    module = getattr(rf, "__module__", None)
+    if isinstance(module, str) and module.startswith("cassandra.datastax.graph"):
+        return
+    future.row_factory = _tuple_factory
 
 
 def make_decode_message(RowsDecoder decoder, base_decode, message_cls):

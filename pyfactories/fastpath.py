@@ -12,9 +12,12 @@ What ``enable`` changes on that session, and only there:
   ``pyfactories._fastpath``: metadata is cached per column list (or per
   prepared statement), values are decoded by the driver's own deserializers,
   and each row is built once, directly as a namedtuple (or dict);
-* every request the session creates gets ``tuple_factory`` as its row factory,
-  whatever execution profile it names, because the rows are already built.
-  ``ResultSet.was_applied`` therefore keeps working.
+* a request-init listener (``Session.add_request_init_listener``) gives every
+  request the session starts (``execute``, ``execute_async``,
+  ``execute_concurrent``, and their later pages) ``tuple_factory`` as its row
+  factory, whatever execution profile it names, because the rows are already
+  built. ``ResultSet.was_applied`` therefore keeps working. The driver's own
+  internal queries (query traces, schema) keep the driver's handler.
 
 The rows equal those of the driver's ``named_tuple_factory`` / ``dict_factory``
 (field names included). Results that use a column encryption policy or DSE
@@ -31,12 +34,10 @@ driver without its compiled extensions, importing this module warns once and
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import cassandra
 from cassandra import protocol
 from cassandra.cluster import Session
-from cassandra.query import tuple_factory
 
 from . import __impl__, _impl
 
@@ -133,16 +134,8 @@ def enable(session: Session, rows: str = "named") -> bool:
             stacklevel=2,
         )
         return False
-    saved = {name: session.__dict__.get(name, _MISSING) for name in ("client_protocol_handler", "_create_response_future")}
-    create_response_future = session._create_response_future
-
-    def create_with_built_rows(*args: Any, **kwargs: Any):
-        future = create_response_future(*args, **kwargs)
-        if not getattr(future.row_factory, "__module__", "").startswith("cassandra.datastax.graph"):
-            future.row_factory = tuple_factory
-        return future
-
-    session._create_response_future = create_with_built_rows  # type: ignore[method-assign]
+    saved = session.__dict__.get("client_protocol_handler", _MISSING)
+    session.add_request_init_listener(_fastpath.use_built_rows)
     session.client_protocol_handler = _HANDLERS[rows]
     session._pyfactories_fastpath = (rows, saved)  # type: ignore[attr-defined]
     return True
@@ -154,11 +147,14 @@ def disable(session: Session) -> None:
     if state is None:
         return
     _, saved = state
-    for name, value in saved.items():
-        if value is _MISSING:
-            session.__dict__.pop(name, None)
-        else:
-            setattr(session, name, value)
+    if saved is _MISSING:
+        session.__dict__.pop("client_protocol_handler", None)
+    else:
+        session.client_protocol_handler = saved
+    try:
+        session.remove_request_init_listener(_fastpath.use_built_rows)
+    except ValueError:  # the application removed it already
+        pass
     session._pyfactories_fastpath = None  # type: ignore[attr-defined]
 
 

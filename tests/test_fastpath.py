@@ -232,5 +232,54 @@ def test_uuid_of_the_wrong_length_fails_like_the_driver(rows_kind):
     assert str(ours.value) == str(theirs.value)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.lists(st.binary(max_size=12) | st.text(max_size=6).map(str.encode), min_size=3, max_size=3))
+def test_text_values_and_their_errors_are_the_drivers(rows_kind, raw):
+    """text, varchar and ascii are decoded in place: any bytes give the driver's value or its error."""
+    good = rows_body([("t", cqltypes.UTF8Type), ("v", cqltypes.VarcharType), ("a", cqltypes.AsciiType)],
+                     [[None, None, None]])
+    body = good[:-12] + b"".join(struct.pack(">i", len(b)) + b for b in raw)
+    try:
+        _, expected = driver_rows(body, rows_kind)
+    except DriverException as theirs:
+        with pytest.raises(DriverException) as ours:
+            decode(fastpath.handler(rows_kind), body)
+        assert str(ours.value) == str(theirs)
+        return
+    got = decode(fastpath.handler(rows_kind), body).parsed_rows
+    assert got == expected
+    assert [type(v) for v in _values(got[0])] == [str, str, str]
+
+
 def _values(row):
     return list(row.values()) if isinstance(row, dict) else list(row)
+
+
+class FakeFuture:
+    def __init__(self, row_factory):
+        self.row_factory = row_factory
+
+
+class NoModule:
+    """A callable whose ``__module__`` is not a string (some C callables have None)."""
+
+    __module__ = None
+
+    def __call__(self, names, rows):
+        return rows
+
+
+def test_request_listener_hands_built_rows_over_unchanged():
+    """Whatever factory the profile named, the future ends up with tuple_factory; graph factories stay."""
+    from cassandra.datastax.graph import graph_object_row_factory
+    from cassandra.query import ordered_dict_factory, tuple_factory
+
+    from pyfactories import _fastpath
+
+    for factory in (named_tuple_factory, dict_factory, ordered_dict_factory, tuple_factory, NoModule(), None):
+        future = FakeFuture(factory)
+        _fastpath.use_built_rows(future)
+        assert future.row_factory is tuple_factory
+    future = FakeFuture(graph_object_row_factory)
+    _fastpath.use_built_rows(future)
+    assert future.row_factory is graph_object_row_factory

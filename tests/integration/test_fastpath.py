@@ -94,7 +94,8 @@ def test_disable_gives_back_the_drivers_path(clusters, protocol_version):
     fastpath.disable(session)
     assert not fastpath.is_enabled(session)
     assert session.client_protocol_handler is protocol.ProtocolHandler
-    assert "_create_response_future" not in vars(session)
+    assert "client_protocol_handler" not in vars(session)
+    assert not session._request_init_callbacks  # the listener is gone
     for method in ("simple", "prepared_paged", "concurrent"):  # statements prepared while it was on too
         after = fetch(target, method)
         assert type(after.rows[0]).__name__ == "OrderedDict"
