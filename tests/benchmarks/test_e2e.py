@@ -43,3 +43,26 @@ def test_capture_writes_fixtures_that_decode(bench_cluster, tmp_path):
         assert len(fx.decode().parsed_rows) == cap.rows
         # the same data set gives the same bodies as the fixtures in the repository
         assert fx.body == fixtures.load(cap.name).body
+
+
+def test_pinned_client_runs_on_its_cpus_and_is_unpinned_after(bench_cluster):
+    """--client-cpus: the caller and the driver's event-loop thread run on the given CPU during the run."""
+    import os
+    import threading
+
+    hosts, port = bench_cluster
+    before = os.sched_getaffinity(0)
+    cpu = max(before)
+    seen = []
+
+    def say(_msg):
+        loop = [t for t in threading.enumerate() if "event_loop" in t.name or "libev" in t.name.lower()]
+        seen.append((os.sched_getaffinity(0), [os.sched_getaffinity(t.native_id) for t in loop]))
+
+    spec = {"size": "tiny", "rounds": 5, "round_s": 0.01, "workloads": ["single"], "factories": ["named_tuple"],
+            "client_cpus": [cpu]}
+    section = bench_e2e.run(spec, hosts, port, say=say)
+    assert seen and seen[0][0] == {cpu}
+    assert seen[0][1] and all(a == {cpu} for a in seen[0][1])
+    assert os.sched_getaffinity(0) == before
+    assert f"client pinned to CPU {cpu}" in bench_e2e.render(section)

@@ -90,3 +90,14 @@ def test_row_factories_by_name():
     assert names[:7] == list(common.DRIVER + common.OURS)
     assert set(names[7:]) == set(common.PYTHON_TWINS)
     assert list(common.row_factories(include_python=False)) == names[:7]
+
+
+def test_client_cpu_lists():
+    from benchmarks.bench_e2e import parse_cpus
+
+    assert parse_cpus("1") == [1]
+    assert parse_cpus("0,1") == [0, 1]
+    assert parse_cpus("0-2,5") == [0, 1, 2, 5]
+    for bad in ("", "a", "1-", "-1", "1-x", "2-1"):
+        with pytest.raises(ValueError):
+            parse_cpus(bad)
