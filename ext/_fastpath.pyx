@@ -22,12 +22,14 @@ imported only when the installed driver is the one it was built against
 """
 
 from libc.string cimport memcpy
-from libc.stdint cimport int32_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
+from cpython.datetime cimport datetime_new, import_datetime
+from libc.math cimport fabs, modf, round
 
 from cassandra.buffer cimport Buffer
 from cassandra.deserializers cimport Deserializer, from_binary
@@ -40,7 +42,8 @@ import uuid
 
 from cassandra import DriverException
 from cassandra.cqltypes import TimeUUIDType, UserType, UUIDType
-from cassandra.deserializers import DesAsciiType, DesUTF8Type, DesUUIDType, DesVarcharType, make_deserializers
+from cassandra.deserializers import (DesAsciiType, DesDateType, DesUTF8Type, DesUUIDType, DesVarcharType,
+                                     make_deserializers)
 from cassandra.query import tuple_factory as _tuple_factory
 
 from pyfactories._rowclass import make_row_class
@@ -65,6 +68,55 @@ cdef extern from *:
     """
     object pf_uuid_from_16(object uuid_type, object int_name, object is_safe_name, object is_safe, const char *p)
 
+cdef extern from *:
+    """
+    /* The driver's timestamp (DesDateType): datetime(1970, 1, 1) + timedelta(days, seconds, us), where
+       the three come from the milliseconds through a double, rounding as the driver does. Here the
+       same three numbers, then the date by exact integer arithmetic. Returns 0 and the fields when
+       the result lies in years 1..9999; -1 (the caller uses the driver's deserializer) otherwise. */
+    static int pf_timestamp_fields(int64_t ms, int *ymd_hms_us) {
+        double timestamp, tmp, micros_left;
+        int days, seconds, microseconds, x_odd;
+        int64_t total_us, day, us_of_day, z, era, doe, yoe, y, doy, mp;
+        /* ms of 0001-01-01 .. 9999-12-31 23:59:59.999, with a day's margin both ways for the rounding */
+        if (ms < -62135596800000LL + 86400000LL || ms > 253402300799999LL - 86400000LL) return -1;
+        timestamp = (double)ms / 1000.0;
+        days = (int)(timestamp / 86400);
+        seconds = (int)(timestamp - (double)((int64_t)days * 86400));
+        micros_left = modf(timestamp, &tmp) * 1000000.;
+        micros_left = modf(micros_left, &tmp);
+        microseconds = (int)tmp;
+        tmp = round(micros_left);
+        if (fabs(tmp - micros_left) == 0.5) {
+            x_odd = microseconds & 1;
+            tmp = 2.0 * round((micros_left + x_odd) * 0.5) - x_odd;
+        }
+        microseconds += (int)tmp;
+        total_us = ((int64_t)days * 86400 + seconds) * 1000000 + microseconds;
+        day = total_us / 86400000000LL;
+        us_of_day = total_us % 86400000000LL;
+        if (us_of_day < 0) { us_of_day += 86400000000LL; day -= 1; }
+        /* civil date of a day count from 1970-01-01 (proleptic Gregorian) */
+        z = day + 719468;
+        era = (z >= 0 ? z : z - 146096) / 146097;
+        doe = z - era * 146097;
+        yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        y = yoe + era * 400;
+        doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        mp = (5 * doy + 2) / 153;
+        ymd_hms_us[2] = (int)(doy - (153 * mp + 2) / 5 + 1);
+        ymd_hms_us[1] = (int)(mp < 10 ? mp + 3 : mp - 9);
+        ymd_hms_us[0] = (int)(y + (ymd_hms_us[1] <= 2));
+        if (ymd_hms_us[0] < 1 || ymd_hms_us[0] > 9999) return -1;
+        ymd_hms_us[3] = (int)(us_of_day / 3600000000LL);
+        ymd_hms_us[4] = (int)(us_of_day / 60000000LL % 60);
+        ymd_hms_us[5] = (int)(us_of_day / 1000000LL % 60);
+        ymd_hms_us[6] = (int)(us_of_day % 1000000LL);
+        return 0;
+    }
+    """
+    int pf_timestamp_fields(int64_t ms, int *ymd_hms_us)
+
 cdef extern from "rows.h":
     int pf_import_rows() except -1
     int pf_adopt_row_class(object cls) except -1
@@ -72,6 +124,7 @@ cdef extern from "rows.h":
     object pf_dict_row_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
 
 pf_import_rows()  # rows are allocated from pyfactories._speedups' free list
+import_datetime()
 
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
 
@@ -196,12 +249,14 @@ cdef class Plan:
 # class) the decoder makes that call on the bytes in place, with the same result and the same
 # exception. uuid and timeuuid: UUID(bytes=value) for 16-byte values (any other length still
 # goes to the driver's deserializer, for its error); text: value.decode('utf8'); ascii:
-# value.decode('ascii').
+# value.decode('ascii'); timestamp: the driver's arithmetic (pf_timestamp_fields) for 8-byte values
+# in years 1..9999, the driver's deserializer for the rest.
 cdef enum:
     _DIRECT_NONE = 0
     _DIRECT_UUID = 1
     _DIRECT_UTF8 = 2
     _DIRECT_ASCII = 3
+    _DIRECT_TIMESTAMP = 4
 
 _UUID = uuid.UUID
 _UUID_INT = "int"
@@ -220,6 +275,8 @@ def _direct_kind(cqltype, deserializer):
         return _DIRECT_UTF8
     if des is DesAsciiType:
         return _DIRECT_ASCII
+    if des is DesDateType:
+        return _DIRECT_TIMESTAMP
     return _DIRECT_NONE
 
 
@@ -383,6 +440,7 @@ cdef class RowsDecoder:
         cdef Buffer buf
         cdef const unsigned char *direct = <const unsigned char *>PyBytes_AS_STRING(plan.direct)
         cdef unsigned char kind
+        cdef int f[7]
         for i in range(plan.ncols):
             size = read_int(r)
             buf.size = size
@@ -395,6 +453,8 @@ cdef class RowsDecoder:
                     value = PyUnicode_DecodeUTF8(buf.ptr, size, NULL)
                 elif kind == _DIRECT_ASCII:
                     value = PyUnicode_DecodeASCII(buf.ptr, size, NULL)
+                elif kind == _DIRECT_TIMESTAMP and size == 8 and pf_timestamp_fields(_int64_at(buf.ptr), f) == 0:
+                    value = datetime_new(f[0], f[1], f[2], f[3], f[4], f[5], f[6], None)
                 else:
                     value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
             except Exception as exc:
@@ -475,6 +535,15 @@ cdef _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, 
         if opcode != 0x08:
             raise
         raise MalformedResult(f"RESULT body could not be decoded: {exc!r}") from exc
+
+
+cdef inline int64_t _int64_at(const char *p):
+    cdef const unsigned char *b = <const unsigned char *>p
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(8):
+        v = (v << 8) | b[i]
+    return <int64_t>v
 
 
 cdef inline void _release(PyObject **values, Py_ssize_t n):

@@ -251,6 +251,33 @@ def test_text_values_and_their_errors_are_the_drivers(rows_kind, raw):
     assert [type(v) for v in _values(got[0])] == [str, str, str]
 
 
+TIMESTAMP_EDGES = [0, -1, 1, 999, -999, 1000, -1000, 86_399_999, -86_400_001, -62_135_596_800_000,
+                   -62_135_596_800_001, -62_135_510_400_001, -62_135_510_400_000, 253_402_300_799_999,
+                   253_402_300_800_000, 253_402_214_399_999, 253_402_214_400_000, 2**63 - 1, -(2**63),
+                   1_700_000_000_123, -1_700_000_000_123, 951_782_400_000]  # ... and 2000-02-29
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ms=st.sampled_from(TIMESTAMP_EDGES) | st.integers(-(2**63), 2**63 - 1)
+       | st.integers(-62_135_596_800_000 - 10**9, 253_402_300_799_999 + 10**9)
+       | st.integers(-(10**13), 10**13))
+def test_timestamps_and_their_errors_are_the_drivers(rows_kind, ms):
+    """timestamp values are built from the driver's own arithmetic: the same datetime, or the same error."""
+    good = rows_body([("ts", cqltypes.DateType)], [[None]])
+    body = good[:-4] + struct.pack(">iq", 8, ms)
+    try:
+        _, expected = driver_rows(body, rows_kind)
+    except DriverException as theirs:
+        with pytest.raises(DriverException) as ours:
+            decode(fastpath.handler(rows_kind), body)
+        assert str(ours.value) == str(theirs)
+        return
+    got = decode(fastpath.handler(rows_kind), body).parsed_rows
+    (ours,), (theirs,) = _values(got[0]), _values(expected[0])
+    assert type(ours) is type(theirs)
+    assert (ours, ours.tzinfo, ours.fold) == (theirs, theirs.tzinfo, theirs.fold)
+
+
 def _values(row):
     return list(row.values()) if isinstance(row, dict) else list(row)
 
