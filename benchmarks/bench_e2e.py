@@ -245,39 +245,41 @@ def factory_names(only: Sequence[str] | None = None) -> list[str]:
     return names
 
 
-def pin_client(cpus: Sequence[int] | None) -> dict[int, set[int]] | None:
-    """Keep this process's threads (and those it starts from now on) on ``cpus``; their old sets.
+def pin(pids: Sequence[int], cpus: Sequence[int] | None) -> dict[int, set[int]]:
+    """Keep every thread of ``pids`` (and threads they start from now on) on ``cpus``; the old sets by thread.
 
     On a small machine the client's two threads (the caller and the driver's
     event loop) and the server share the CPUs, and a large part of a
     synchronous query's client CPU is spent waking threads across CPUs.
-    Pinning the client shows the same comparison without most of that part.
+    Pinning the client, or client and server apart, shows the same comparison
+    without most of that part.
     """
+    saved: dict[int, set[int]] = {}
     if not cpus:
-        return None
-    saved = {}
-    for tid in _threads():
-        try:
-            saved[tid] = os.sched_getaffinity(tid)
-            os.sched_setaffinity(tid, set(cpus))
-        except ProcessLookupError:  # the thread ended meanwhile
-            pass
+        return saved
+    for pid in pids:
+        for tid in _threads(pid):
+            try:
+                saved[tid] = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, set(cpus))
+            except (ProcessLookupError, PermissionError):  # ended meanwhile, or not ours
+                pass
     return saved
 
 
-def unpin_client(saved: dict[int, set[int]]) -> None:
+def unpin(saved: dict[int, set[int]]) -> None:
     for tid, cpus in saved.items():
         try:
             os.sched_setaffinity(tid, cpus)
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
             pass
 
 
-def _threads() -> list[int]:
+def _threads(pid: int) -> list[int]:
     try:
-        return [int(t) for t in os.listdir("/proc/self/task")]
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:
-        return [0]
+        return [pid]
 
 
 def parse_cpus(text: str) -> list[int]:
@@ -294,7 +296,10 @@ def parse_cpus(text: str) -> list[int]:
 def run(spec: dict[str, Any], hosts: Sequence[str], port: int, say=print) -> dict[str, Any]:
     """Connect, make sure the data set is there, run the workloads: the ``e2e`` section."""
     factories = factory_names(spec.get("factories"))
-    saved_cpus = pin_client(spec.get("client_cpus"))
+    from profiling.node import server_pids
+
+    pinned = pin([os.getpid()], spec.get("client_cpus"))
+    pinned.update(pin(server_pids(), spec.get("server_cpus")))
     cluster, session = dataset.connect(hosts, port)  # the driver's event-loop thread inherits the pinning
     try:
         version = dataset.cassandra_version(session)
@@ -309,8 +314,7 @@ def run(spec: dict[str, Any], hosts: Sequence[str], port: int, say=print) -> dic
         connection_class = cluster.connection_class.__name__
     finally:
         cluster.shutdown()
-        if saved_cpus is not None:
-            unpin_client(saved_cpus)
+        unpin(pinned)
     section = {
         "depth": "e2e",
         "config": {**spec, "factories": factories},
@@ -343,7 +347,8 @@ def render(section: dict[str, Any]) -> str:
     parts = [
         f"### End to end (Cassandra {cas['version']}, {cas['nodes']} node(s), protocol v{cas['protocol_version']}; "
         f"{cfg['rounds']} interleaved rounds, medians"
-        + (f"; client pinned to CPU {','.join(map(str, cfg['client_cpus']))}" if cfg.get("client_cpus") else "")
+        + "".join(f"; {who} pinned to CPU {','.join(map(str, cfg[f'{who}_cpus']))}"
+                  for who in ("client", "server") if cfg.get(f"{who}_cpus"))
         + ")",
         "",
         "Client CPU per query relative to `tuple_factory` (lower is better; median of per-round ratios):",
@@ -402,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--round-seconds", type=float, help="approximate length of one factory's segment")
     ap.add_argument("--client-cpus", type=parse_cpus, metavar="LIST",
                     help="pin the client (and the driver's event-loop thread) to these CPUs, e.g. 1 or 0-1")
+    ap.add_argument("--server-cpus", type=parse_cpus, metavar="LIST",
+                    help="pin the local Cassandra node(s) to these CPUs for the run (restored after)")
     args = ap.parse_args(argv)
     spec = default_spec(args.size)
     if args.workloads:
@@ -412,8 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec["rounds"] = args.rounds
     if args.round_seconds:
         spec["round_s"] = args.round_seconds
-    if args.client_cpus:
-        spec["client_cpus"] = args.client_cpus
+    for who in ("client", "server"):
+        if getattr(args, f"{who}_cpus"):
+            spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")
     if spec["rounds"] < 5:
         print("note: fewer than 5 rounds; the project's method asks for at least 5", file=sys.stderr)
 

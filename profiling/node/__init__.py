@@ -27,7 +27,7 @@ from . import config, protocol, server
 from .config import Node
 from .fetch import NodeError
 
-__all__ = ["NodeError", "ensure_up", "stop", "is_up", "external_hosts", "port", "fetch"]
+__all__ = ["NodeError", "ensure_up", "stop", "is_up", "external_hosts", "port", "fetch", "server_pids"]
 
 
 def external_hosts() -> list[str]:
@@ -78,6 +78,15 @@ def is_up(nodes: int | None = None) -> bool:
         return all(protocol.answers(h, port()) for h in hosts)
     count = config.load_state().get("nodes", 0) if nodes is None else nodes
     return count > 0 and all(server.node_status(Node(i))["up"] for i in range(1, count + 1))
+
+
+def server_pids() -> list[int]:
+    """PIDs of the local nodes running now (as last configured by ``up``); empty for external hosts."""
+    if external_hosts():
+        return []
+    count = config.load_state().get("nodes", 0)
+    pids = (server.running_pid(Node(i)) for i in range(1, count + 1))
+    return [pid for pid in pids if pid is not None]
 
 
 def fetch(quiet: bool = False) -> str:

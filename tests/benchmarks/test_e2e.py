@@ -45,24 +45,35 @@ def test_capture_writes_fixtures_that_decode(bench_cluster, tmp_path):
         assert fx.body == fixtures.load(cap.name).body
 
 
-def test_pinned_client_runs_on_its_cpus_and_is_unpinned_after(bench_cluster):
-    """--client-cpus: the caller and the driver's event-loop thread run on the given CPU during the run."""
+def test_pinned_client_and_server_run_on_their_cpus_and_are_unpinned_after(bench_cluster):
+    """--client-cpus/--server-cpus: the caller, the driver's event loop and the node's JVM threads stay on
+    the given CPUs during the run, and get their old CPU sets back after it."""
     import os
     import threading
 
+    from profiling.node import external_hosts, server_pids
+
     hosts, port = bench_cluster
     before = os.sched_getaffinity(0)
-    cpu = max(before)
+    client_cpu, server_cpu = max(before), min(before)
+    jvms = server_pids()
+    assert jvms or external_hosts()  # the local node is found by its PID
+    jvm_before = {pid: os.sched_getaffinity(pid) for pid in jvms}
     seen = []
 
     def say(_msg):
-        loop = [t for t in threading.enumerate() if "event_loop" in t.name or "libev" in t.name.lower()]
-        seen.append((os.sched_getaffinity(0), [os.sched_getaffinity(t.native_id) for t in loop]))
+        loop = [t for t in threading.enumerate() if "event_loop" in t.name]
+        seen.append((os.sched_getaffinity(0), [os.sched_getaffinity(t.native_id) for t in loop],
+                     [os.sched_getaffinity(int(tid)) for pid in jvms for tid in os.listdir(f"/proc/{pid}/task")]))
 
     spec = {"size": "tiny", "rounds": 5, "round_s": 0.01, "workloads": ["single"], "factories": ["named_tuple"],
-            "client_cpus": [cpu]}
+            "client_cpus": [client_cpu], "server_cpus": [server_cpu]}
     section = bench_e2e.run(spec, hosts, port, say=say)
-    assert seen and seen[0][0] == {cpu}
-    assert seen[0][1] and all(a == {cpu} for a in seen[0][1])
+    client, loop, jvm = seen[0]
+    assert client == {client_cpu}
+    assert loop and all(a == {client_cpu} for a in loop)
+    assert all(a == {server_cpu} for a in jvm) and len(jvm) >= len(jvms)
     assert os.sched_getaffinity(0) == before
-    assert f"client pinned to CPU {cpu}" in bench_e2e.render(section)
+    assert {pid: os.sched_getaffinity(pid) for pid in jvms} == jvm_before
+    rendered = bench_e2e.render(section)
+    assert f"client pinned to CPU {client_cpu}" in rendered and f"server pinned to CPU {server_cpu}" in rendered
