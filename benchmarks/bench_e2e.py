@@ -299,7 +299,7 @@ def run(spec: dict[str, Any], hosts: Sequence[str], port: int, say=print) -> dic
     from profiling.node import server_pids
 
     pinned = pin([os.getpid()], spec.get("client_cpus"))
-    pinned.update(pin(server_pids(), spec.get("server_cpus")))
+    pinned.update(pin(server_pids() if spec.get("server_cpus") else [], spec.get("server_cpus")))
     cluster, session = dataset.connect(hosts, port)  # the driver's event-loop thread inherits the pinning
     try:
         version = dataset.cassandra_version(session)
@@ -419,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec["rounds"] = args.rounds
     if args.round_seconds:
         spec["round_s"] = args.round_seconds
+    if args.hosts and args.server_cpus:
+        ap.error("--server-cpus pins the local node; it cannot pin the servers named by --hosts")
     for who in ("client", "server"):
         if getattr(args, f"{who}_cpus"):
             spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")

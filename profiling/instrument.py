@@ -60,6 +60,7 @@ class Recorder:
         self._local = threading.local()
         self._states: list[_ThreadState] = []
         self._lock = threading.Lock()
+        self._timed_wait = _region(self, _WAIT, _call, "_pf_wait")
 
     def state(self) -> _ThreadState:
         try:
@@ -72,7 +73,7 @@ class Recorder:
 
     def wait(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call a blocking function (``future.result``...) as a ``wait`` region."""
-        return _pf_wait(self, fn, args)
+        return self._timed_wait(fn, *args)
 
     def snapshot(self) -> dict[str, Any]:
         """Cumulative totals: regions (all threads and loop threads only), CPU clocks."""
@@ -131,93 +132,54 @@ def _threads_cpu() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _pf_wait(rec: Recorder, fn: Callable[..., Any], args: tuple) -> Any:
-    st = rec.state()
-    outer = st.nested
-    st.nested = 0
-    t0 = _clock()
-    try:
-        return fn(*args)
-    finally:
-        dt = _clock() - t0
-        st.ns[_WAIT] += dt - st.nested
-        st.calls[_WAIT] += 1
-        st.nested = outer + dt
+def _region(rec: Recorder, region: int, fn: Callable[..., Any], marker: str) -> Callable[..., Any]:
+    """``fn`` timed as ``region``, in a wrapper whose code is named ``marker``.
+
+    py-spy reads the name from the code object, so renaming it (rather than
+    calling a shared helper) keeps one frame per region and the marker that
+    :mod:`profiling.sampling` looks for.
+    """
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        st = rec.state()
+        outer = st.nested
+        st.nested = 0
+        t0 = _clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            dt = _clock() - t0
+            st.ns[region] += dt - st.nested
+            st.calls[region] += 1
+            st.nested = outer + dt
+
+    timed.__code__ = timed.__code__.replace(co_name=marker, co_qualname=marker)
+    timed.__name__ = timed.__qualname__ = marker
+    return timed
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args)
 
 
 def timed_bind(rec: Recorder, bind: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``prepared.bind`` as an ``encode`` region (values are serialized there)."""
-
-    def _pf_bind(values: Any) -> Any:
-        st = rec.state()
-        outer = st.nested
-        st.nested = 0
-        t0 = _clock()
-        try:
-            return bind(values)
-        finally:
-            dt = _clock() - t0
-            st.ns[_ENCODE] += dt - st.nested
-            st.calls[_ENCODE] += 1
-            st.nested = outer + dt
-
-    return _pf_bind
+    return _region(rec, _ENCODE, bind, "_pf_bind")
 
 
 def timed_row_factory(rec: Recorder, factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def _pf_row_factory(colnames: Any, rows: Any) -> Any:
-        st = rec.state()
-        outer = st.nested
-        st.nested = 0
-        t0 = _clock()
-        try:
-            return factory(colnames, rows)
-        finally:
-            dt = _clock() - t0
-            st.ns[_ROWS] += dt - st.nested
-            st.calls[_ROWS] += 1
-            st.nested = outer + dt
-
-    _pf_row_factory.__wrapped__ = factory  # type: ignore[attr-defined]
-    return _pf_row_factory
+    timed = _region(rec, _ROWS, factory, "_pf_row_factory")
+    timed.__wrapped__ = factory  # type: ignore[attr-defined]
+    return timed
 
 
 def timed_handler(rec: Recorder, base: Any) -> type:
     """A subclass of the protocol handler ``base`` timing encode and decode."""
-    base_encode = base.encode_message.__func__
-    base_decode = base.decode_message.__func__
-
-    class TimedProtocolHandler(base):  # type: ignore[misc, valid-type]
-        @classmethod
-        def encode_message(cls, *args: Any, **kwargs: Any) -> Any:
-            st = rec.state()
-            outer = st.nested
-            st.nested = 0
-            t0 = _clock()
-            try:
-                return base_encode(cls, *args, **kwargs)
-            finally:
-                dt = _clock() - t0
-                st.ns[_ENCODE] += dt - st.nested
-                st.calls[_ENCODE] += 1
-                st.nested = outer + dt
-
-        @classmethod
-        def decode_message(cls, *args: Any, **kwargs: Any) -> Any:
-            st = rec.state()
-            outer = st.nested
-            st.nested = 0
-            t0 = _clock()
-            try:
-                return base_decode(cls, *args, **kwargs)
-            finally:
-                dt = _clock() - t0
-                st.ns[_DESER] += dt - st.nested
-                st.calls[_DESER] += 1
-                st.nested = outer + dt
-
-    TimedProtocolHandler.__name__ = f"Timed{base.__name__}"
-    return TimedProtocolHandler
+    namespace = {
+        "encode_message": classmethod(_region(rec, _ENCODE, base.encode_message.__func__, "encode_message")),
+        "decode_message": classmethod(_region(rec, _DESER, base.decode_message.__func__, "decode_message")),
+    }
+    return type(f"Timed{base.__name__}", (base,), namespace)
 
 
 def install(session: Any, rec: Recorder) -> None:

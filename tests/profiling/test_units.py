@@ -333,3 +333,25 @@ def test_a_run_that_cannot_connect_is_reported_failed(tmp_path, monkeypatch):
     (row,) = Harness(opts).run()
     assert "NoHostAvailable" in row["failed"] and row["ops"] == 0
     assert "FAILED" in report.table([row])
+
+
+def test_instrumented_wrappers_carry_the_markers_sampling_looks_for():
+    """Both methods must draw the same boundaries: each timed wrapper's code is named by its marker."""
+    from cassandra.protocol import ProtocolHandler
+
+    rec = instrument.Recorder()
+    handler = instrument.timed_handler(rec, ProtocolHandler)
+    wrappers = {
+        instrument.timed_bind(rec, lambda values: values): "encode",
+        instrument.timed_row_factory(rec, lambda names, rows: rows): "row_factory",
+        handler.encode_message.__func__: "encode",
+        handler.decode_message.__func__: "deserialization",
+        rec._timed_wait: "wait",
+    }
+    for wrapper, category in wrappers.items():
+        code = wrapper.__code__
+        assert code.co_filename.endswith(sampling._MARKER_FILE)
+        assert sampling.MARKERS[code.co_qualname.rsplit(".", 1)[-1]] == category
+        assert sampling.MARKERS[code.co_name] == category
+    assert rec.wait(lambda a, b: a + b, 2, 3) == 5
+    assert rec.snapshot()["calls"]["wait"] == 1
