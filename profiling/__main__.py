@@ -11,8 +11,7 @@ import shlex
 import sys
 import time
 
-from . import client
-from .factories import available, resolve
+from . import client, factories
 from .patterns import PATTERNS
 from .runner import Options, run_session
 from .workload import COLUMN_TYPES
@@ -24,18 +23,24 @@ DEFAULT_OPS = 10000
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m profiling", description=__doc__,
+                                     epilog="row factories:\n" + factories.describe(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="the patterns, factories, column types and connection classes")
-    run = sub.add_parser("run", help="profile patterns x factories against a cluster")
+    run = sub.add_parser("run", help="profile patterns x factories against a cluster",
+                         epilog="row factories:\n" + factories.describe(),
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--default", action="store_true",
                      help=f"the short default set: {', '.join(DEFAULT_PATTERNS)} x "
                           f"{', '.join(DEFAULT_FACTORIES)}, reads and writes, -n {DEFAULT_OPS}")
     run.add_argument("-p", "--pattern", action="append", choices=list(PATTERNS), metavar="PATTERN",
                      help="an execution pattern (repeatable; `list` names them)")
     run.add_argument("-f", "--factory", action="append", metavar="NAME|module:function",
-                     help="a row factory by name or any importable module:function (repeatable)")
-    run.add_argument("-n", "--num-ops", type=int, help="operations per run")
+                     help="a row factory (repeatable): a name below, its function's name "
+                          "(cached_named_tuple_factory), a qualified name (pyfactories.dict_factory) or any "
+                          "importable module:function; bare dict_factory and ordered_dict_factory mean the "
+                          "driver's")
+    run.add_argument("-n", "--num-ops", type=int, help=f"operations per run (default {DEFAULT_OPS})")
     run.add_argument("-H", "--hosts", help="comma-separated contact points of your cluster "
                                            "(default: start or reuse the project's local node)")
     run.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
@@ -70,9 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def options(args: argparse.Namespace, argv: list[str]) -> Options:
     patterns = args.pattern or (DEFAULT_PATTERNS if args.default else list(PATTERNS))
-    factories = args.factory or ([f for f in DEFAULT_FACTORIES if f in available()] if args.default else ["tuple"])
-    for name in factories:
-        resolve(name)  # an unknown name or a broken module:function fails here, before any run
+    typed = args.factory or ([f for f in DEFAULT_FACTORIES if f in factories.available()]
+                             if args.default else [factories.REFERENCE])
+    # an unknown name or a broken module:function fails here, before any run
+    chosen = [factories.resolve(name).name for name in typed]
     reactor = args.connection_class or client.default_reactor()
     problem = client.reactor_problem(reactor)
     if problem:
@@ -83,8 +89,8 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
         if value < 1:
             raise ValueError(f"{flag} must be at least 1")
     return Options(
-        patterns=list(dict.fromkeys(patterns)), factories=list(dict.fromkeys(factories)), kinds=kinds,
-        num_ops=args.num_ops or (DEFAULT_OPS if args.default else 10000), threads=args.threads,
+        patterns=list(dict.fromkeys(patterns)), factories=list(dict.fromkeys(chosen)), kinds=kinds,
+        num_ops=args.num_ops or DEFAULT_OPS, threads=args.threads,
         concurrency=args.concurrency, processes=args.processes, retries=args.retries,
         num_columns=args.num_columns, column_type=args.column_type, rows_per_query=args.rows_per_query,
         hosts=[h.strip() for h in (args.hosts or "").split(",") if h.strip()], port=args.port,
@@ -99,7 +105,8 @@ def list_choices() -> None:
     print("patterns:")
     for p in PATTERNS.values():
         print(f"  {p.name:24} {p.summary}")
-    print("factories:\n  " + ", ".join(available()) + ", or module:function")
+    print("factories (by name or alias; usable in this build: " + ", ".join(factories.available()) + "):")
+    print(factories.describe())
     print("column types:\n  " + ", ".join([*COLUMN_TYPES, "mixed"]))
     print("connection classes:")
     for name in client.REACTORS:

@@ -12,6 +12,7 @@ still reported.
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import json
 import os
 import pstats
@@ -25,6 +26,7 @@ from typing import Any
 
 from . import client as client_mod
 from . import instrument, multiproc, patterns
+from .spec import RunSpec
 
 PREFIX = "@@pf "
 
@@ -35,20 +37,19 @@ def say(kind: str, payload: dict[str, Any]) -> None:
 
 
 class InProcess:
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.pattern = patterns.PATTERNS[spec["pattern"]]
+        self.pattern = patterns.PATTERNS[spec.pattern]
         self.client = client_mod.open_client(spec)
-        client_mod.warm_up(self.client, spec.get("warmup", 0))
+        client_mod.warm_up(self.client, spec.warmup)
 
     def run(self, stop: threading.Event, prof_dir: str | None = None
             ) -> tuple[patterns.Tally, dict[str, Any]]:
         c = self.client
-        ctx = patterns.Context(c.session, c.request, concurrency=self.spec["concurrency"],
-                               retries=self.spec["retries"], wait=c.recorder.wait, stop=stop)
+        ctx = patterns.Context(c.session, c.request, concurrency=self.spec.concurrency,
+                               retries=self.spec.retries, wait=c.recorder.wait, stop=stop)
         before = c.recorder.snapshot()
-        assert self.pattern.body is not None
-        patterns.run(self.pattern.body, ctx, self.spec["num_ops"], self.spec["threads"])
+        patterns.run(self.pattern.body, ctx, self.spec.num_ops, self.spec.threads)
         delta = instrument.delta(before, c.recorder.snapshot())
         delta["processes"] = 1
         return ctx.tally, delta
@@ -58,7 +59,7 @@ class InProcess:
 
 
 class Pool(multiproc.PoolRun):
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: RunSpec) -> None:
         super().__init__(spec)
         self.start()
 
@@ -102,9 +103,9 @@ def main() -> int:
     client_mod.allow_profiling()
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    spec = json.loads(sys.stdin.readline())
+    spec = RunSpec.from_json(sys.stdin.readline())
     try:
-        runner: Any = Pool(spec) if patterns.PATTERNS[spec["pattern"]].multiprocess else InProcess(spec)
+        runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec)
     except Exception as exc:
         say("failed", {"error": f"{type(exc).__name__}: {exc}"})
         return 2
@@ -115,7 +116,7 @@ def main() -> int:
         say("done", measure(runner, stop))
         command = sys.stdin.readline().rstrip("\n").split(" ", 2)  # cprofile N PATH
         if command[0] == "cprofile" and not stop.is_set():
-            runner.spec["num_ops"] = int(command[1])
+            runner.spec = dataclasses.replace(runner.spec, num_ops=int(command[1]))
             say("profiled", cprofile(runner, command[2], stop))
     finally:
         runner.close()

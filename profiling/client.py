@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import instrument
-from .workload import Workload
+from .spec import RunSpec
 
 #: --connection-class name -> (module, class, extra module the reactor needs)
 REACTORS = {
@@ -109,25 +109,22 @@ class Client:
         self.cluster.shutdown()
 
 
-def open_client(spec: dict[str, Any]) -> Client:
+def open_client(spec: RunSpec) -> Client:
     """Connect, apply the row factory, instrument, prepare the workload's statement."""
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-
+    from . import node
+    from .cluster import Contact, connect
     from .factories import resolve
 
-    kwargs: dict[str, Any] = {"port": spec["port"],
-                              "connection_class": connection_class(spec["connection_class"])}
-    if spec.get("protocol_version"):
-        kwargs["protocol_version"] = spec["protocol_version"]
-    profile = ExecutionProfile(request_timeout=spec.get("request_timeout", 30.0))
-    cluster = Cluster(spec["hosts"], execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **kwargs)
+    options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class),
+                               "request_timeout": spec.request_timeout}
+    if spec.protocol_version:
+        options["protocol_version"] = spec.protocol_version
+    cluster, session = connect(Contact(spec.hosts, spec.port or node.port(), local=False), **options)
     try:
-        session = cluster.connect()
-        resolve(spec["factory"]).apply(session)
+        resolve(spec.factory).apply(session)
         recorder = instrument.Recorder()
         instrument.install(session, recorder)
-        workload = Workload(**spec["workload"])
-        request = workload.requests(session, lambda bind: instrument.timed_bind(recorder, bind))
+        request = spec.workload.requests(session, lambda bind: instrument.timed_bind(recorder, bind))
     except BaseException:
         cluster.shutdown()
         raise

@@ -1,16 +1,26 @@
-"""Row-factory choices by name, shared by the profiling harness and the benchmarks.
+"""The one registry of row factories: the profiler, the benchmarks, ``compare`` and the tests
+take every list of factories from :data:`FACTORIES`. To add a factory, add one entry there.
 
-A choice is applied to a connected ``Session`` whatever way it was configured:
-through its default execution profile (the modern way) or, for sessions in
-legacy mode, ``session.row_factory``. Fast-path choices also switch the
-session's protocol handler with ``pyfactories.fastpath``. Applying a choice to
-a session that had another one first undoes the other, so benchmarks can
-interleave factories round by round on one session.
+Names a user can type wherever a factory is named (``resolve``):
 
-Names: the driver's four (``tuple``, ``named_tuple``, ``dict``,
-``ordered_dict``), ours (``cached_named_tuple``, ``pf_dict``,
-``pf_ordered_dict``), the fast path (``fastpath_named``, ``fastpath_dict``),
-or ``module:function`` for any importable row factory.
+* the registry name: ``tuple``, ``named_tuple``, ``dict``, ``ordered_dict`` (the driver's),
+  ``cached_named_tuple``, ``pf_dict``, ``pf_ordered_dict`` (ours), ``fastpath_named``,
+  ``fastpath_dict`` (the fast path), ``py_cached_named_tuple``, ``py_dict``,
+  ``py_ordered_dict`` (our pure-Python twins);
+* the function's name, ``cached_named_tuple_factory``, or its qualified name,
+  ``pyfactories.dict_factory``, ``cassandra.query.dict_factory``;
+* ``module:function`` for any importable row factory of your own.
+
+A bare function name that both packages define (``dict_factory``, ``ordered_dict_factory``)
+means the driver's, as ``dict`` and ``ordered_dict`` do; ours are ``pyfactories.dict_factory``
+(``pf_dict``) and ``pyfactories.ordered_dict_factory`` (``pf_ordered_dict``).
+``tuple_factory`` is the same object in both packages.
+
+A factory is applied to a connected ``Session`` whatever way it was configured: through its
+default execution profile or, for sessions in legacy mode, ``session.row_factory``. Fast-path
+factories also switch the session's protocol handler (``pyfactories.fastpath``). Applying one
+to a session that had another first undoes the other, so benchmarks can interleave factories
+round by round on one session.
 """
 
 from __future__ import annotations
@@ -18,23 +28,59 @@ from __future__ import annotations
 import importlib
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from cassandra import query
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
 
-import pyfactories
+#: Families in the order tables list them.
+FAMILIES = ("driver", "pyfactories", "fastpath", "python", "custom")
+DESCRIPTIONS = {
+    "driver": "the driver's own (cassandra.query)",
+    "pyfactories": "ours, compiled (pyfactories)",
+    "fastpath": "rows built while decoding (pyfactories.fastpath)",
+    "python": "our pure-Python twins (pyfactories._python)",
+    "custom": "module:function",
+}
 
 
 @dataclass(frozen=True)
-class FactoryChoice:
-    name: str
-    row_factory: Callable[[Any, Any], Any]
-    fastpath: str | None = None  # rows= for pyfactories.fastpath.enable
-    family: str = "driver"  # "driver", "pyfactories", "fastpath" or "custom"
+class Factory:
+    name: str                 # the key in tables and JSON
+    module: str               # where the row factory lives ...
+    attr: str                 # ... and its name there
+    family: str               # one of FAMILIES
+    rows: str                 # what rows look like: "tuple", "named", "dict" or "ordered"
+    short: str                # label of a narrow table column
+    label: str                # how a sentence names it
+    color: str = "#7f7f7f"
+    counterpart: str | None = None  # the driver's factory this one replaces (the "vs." columns)
+    twin: str | None = None   # the pure-Python twin of a compiled factory
+    extra_aliases: tuple[str, ...] = ()
+
+    @property
+    def row_factory(self) -> Callable[[Any, Any], Any]:
+        """The callable a session gets (``tuple_factory`` for the fast path: its rows are built already)."""
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    @property
+    def fastpath(self) -> str | None:
+        """``rows=`` of ``pyfactories.fastpath.enable``, for the fast path's factories."""
+        return self.rows if self.family == "fastpath" else None
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The names that may mean this factory; a bare name two factories claim is the first one's."""
+        if self.family in ("fastpath", "custom"):
+            return (self.name, *self.extra_aliases)
+        return (self.name, f"{self.module}.{self.attr}", self.attr, *self.extra_aliases)
+
+    @property
+    def aliases(self) -> list[str]:
+        """The other names that mean this factory wherever a factory is named."""
+        return [n for n, f in TYPED.items() if f is self and n != self.name]
 
     def apply(self, session: Session) -> None:
-        """Make ``session`` return rows of this choice from its next query on."""
+        """Make ``session`` return rows of this factory from its next query on."""
         if _fastpath_enabled(session):
             _fastpath_module().disable(session)
         if self.fastpath:
@@ -45,13 +91,154 @@ class FactoryChoice:
             session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = self.row_factory
 
 
-def _legacy_mode():
+def _driver(name: str, attr: str, rows: str, short: str, color: str, *extra: str) -> Factory:
+    return Factory(name, "cassandra.query", attr, "driver", rows, short, f"driver `{attr}`", color,
+                   extra_aliases=extra)
+
+
+def _ours(name: str, attr: str, rows: str, short: str, color: str, counterpart: str, twin: str) -> Factory:
+    label = f"`{attr}`" if rows == "named" else f"our `{attr}`"
+    return Factory(name, "pyfactories", attr, "pyfactories", rows, short, label, color, counterpart, twin)
+
+
+def _twin(of: Factory, color: str) -> Factory:
+    assert of.twin
+    return Factory(of.twin, "pyfactories._python", of.attr, "python", of.rows, of.short.replace("pf_", "py_"),
+                   f"pure-Python `{of.attr}`", color, of.counterpart)
+
+
+def _fast(rows: str, short: str, color: str, counterpart: str) -> Factory:
+    return Factory(f"fastpath_{rows}", "cassandra.query", "tuple_factory", "fastpath", rows, short,
+                   f"fast path, {rows} rows", color, counterpart)
+
+
+_PF_NAMED = _ours("cached_named_tuple", "cached_named_tuple_factory", "named", "pf_named", "#1f77b4", "named_tuple",
+                  "py_cached_named_tuple")
+_PF_DICT = _ours("pf_dict", "dict_factory", "dict", "pf_dict", "#2ca02c", "dict", "py_dict")
+_PF_ODICT = _ours("pf_ordered_dict", "ordered_dict_factory", "ordered", "pf_odict", "#17becf", "ordered_dict",
+                  "py_ordered_dict")
+
+#: Every factory, in the order tables list them: the driver's, ours, the fast path, the twins.
+FACTORIES: tuple[Factory, ...] = (
+    _driver("tuple", "tuple_factory", "tuple", "tuple", "#7f7f7f", "pyfactories.tuple_factory"),
+    _driver("named_tuple", "named_tuple_factory", "named", "named", "#d62728"),
+    _driver("dict", "dict_factory", "dict", "dict", "#ff7f0e"),
+    _driver("ordered_dict", "ordered_dict_factory", "ordered", "odict", "#e377c2"),
+    _PF_NAMED,
+    _PF_DICT,
+    _PF_ODICT,
+    _fast("named", "fp_named", "#9467bd", "named_tuple"),
+    _fast("dict", "fp_dict", "#8c564b", "dict"),
+    _twin(_PF_NAMED, "#aec7e8"),
+    _twin(_PF_DICT, "#98df8a"),
+    _twin(_PF_ODICT, "#9edae5"),
+)
+BY_NAME: dict[str, Factory] = {f.name: f for f in FACTORIES}
+#: The reference every ratio is taken against.
+REFERENCE = "tuple"
+
+
+def _names_typed() -> dict[str, Factory]:
+    """Every name a user may type; the first factory to claim a bare name keeps it (the driver's)."""
+    out: dict[str, Factory] = {}
+    for f in FACTORIES:
+        for name in f.claims:
+            out.setdefault(name, f)
+    return out
+
+
+TYPED = _names_typed()
+
+
+def resolve(name: str) -> Factory:
+    """A factory by any name a user may type (module docstring), or ``module:function``."""
+    if name in TYPED:
+        return TYPED[name]
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"cannot import row factory {name!r}: {exc}") from exc
+        if not callable(factory):
+            raise ValueError(f"{name!r} is not callable")
+        known = next((f for f in FACTORIES if not f.fastpath and f.row_factory is factory), None)
+        return known or Factory(name, module_name, attr, "custom", "custom", attr[:12], f"`{name}`")
+    raise ValueError(f"unknown factory {name!r}; choose one of {', '.join(BY_NAME)}, a function name such as "
+                     "cached_named_tuple_factory or pyfactories.dict_factory, or module:function")
+
+
+def of_family(*families: str) -> list[Factory]:
+    return [f for f in FACTORIES if f.family in families]
+
+
+def names(factories: Iterable[Factory]) -> list[str]:
+    return [f.name for f in factories]
+
+
+def grouped(present: Iterable[str]) -> list[str]:
+    """``present`` in reading order for "vs." tables: each driver factory followed by what
+    replaces it (ours, then the fast path), the pure-Python twins and anything else last."""
+    present = set(present)
+    order: list[str] = []
+    for base in of_family("driver"):
+        order.append(base.name)
+        order += [f.name for f in FACTORIES if f.counterpart == base.name and f.family in ("pyfactories", "fastpath")]
+    order += [f.name for f in FACTORIES if f.name not in order]
+    return [n for n in order if n in present] + sorted(present - set(order))
+
+
+def label(name: str) -> str:
+    """A factory's label for narrow columns (its own name when it is not registered)."""
+    f = BY_NAME.get(name)
+    return f.short if f else name
+
+
+def offline(include_python: bool = True) -> dict[str, Callable[[Any, Any], Any]]:
+    """The row factories that work on plain ``(colnames, rows)``: no session, no fast path."""
+    families = ("driver", "pyfactories", "python") if include_python else ("driver", "pyfactories")
+    return {f.name: f.row_factory for f in of_family(*families)}
+
+
+def fastpath_status() -> tuple[list[str], str | None]:
+    """The fast-path factories usable in this build, or ``([], why not)``."""
+    try:
+        _fastpath_module()
+    except ValueError as exc:
+        return [], str(exc)
+    return names(of_family("fastpath")), None
+
+
+def available() -> list[str]:
+    """Names whose implementation loads in this build (the fast path may be off)."""
+    usable = fastpath_status()[0]
+    return [f.name for f in FACTORIES if f.family != "fastpath" or f.name in usable]
+
+
+def for_sessions() -> list[str]:
+    """What the end-to-end benchmark compares: the reference first, then the driver's, ours and
+    the fast path when it is usable (the pure-Python twins are left out)."""
+    return [n for n in available() if BY_NAME[n].family != "python"]
+
+
+def describe() -> str:
+    """Every factory by family, with its aliases: for ``--help`` and ``list``."""
+    lines = []
+    for family in FAMILIES[:-1]:
+        entries = [f"{f.name} ({', '.join(f.aliases)})" if f.aliases else f.name for f in of_family(family)]
+        lines.append(f"  {DESCRIPTIONS[family]}: " + "; ".join(entries))
+    lines.append("  or module:function for your own. Bare dict_factory/ordered_dict_factory mean the driver's; "
+                 "ours are pyfactories.dict_factory/pyfactories.ordered_dict_factory.")
+    return "\n".join(lines)
+
+
+def _legacy_mode() -> Any:
     from cassandra.cluster import _ConfigMode
 
     return _ConfigMode.LEGACY
 
 
-def _fastpath_module():
+def _fastpath_module() -> Any:
     """``pyfactories.fastpath`` if it is on in this build; its reason as a ValueError otherwise."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the reason is raised below instead
@@ -66,42 +253,3 @@ def _fastpath_enabled(session: Session) -> bool:
         return _fastpath_module().is_enabled(session)
     except ValueError:
         return False
-
-
-BUILTIN: dict[str, FactoryChoice] = {
-    "tuple": FactoryChoice("tuple", query.tuple_factory),
-    "named_tuple": FactoryChoice("named_tuple", query.named_tuple_factory),
-    "dict": FactoryChoice("dict", query.dict_factory),
-    "ordered_dict": FactoryChoice("ordered_dict", query.ordered_dict_factory),
-    "cached_named_tuple": FactoryChoice("cached_named_tuple", pyfactories.cached_named_tuple_factory, family="pyfactories"),
-    "pf_dict": FactoryChoice("pf_dict", pyfactories.dict_factory, family="pyfactories"),
-    "pf_ordered_dict": FactoryChoice("pf_ordered_dict", pyfactories.ordered_dict_factory, family="pyfactories"),
-    "fastpath_named": FactoryChoice("fastpath_named", query.tuple_factory, fastpath="named", family="fastpath"),
-    "fastpath_dict": FactoryChoice("fastpath_dict", query.tuple_factory, fastpath="dict", family="fastpath"),
-}
-
-
-def resolve(name: str) -> FactoryChoice:
-    """A choice by short name, or ``module:function`` for a user's own factory."""
-    if name in BUILTIN:
-        return BUILTIN[name]
-    if ":" in name:
-        module_name, _, attr = name.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"cannot import row factory {name!r}: {exc}") from exc
-        if not callable(factory):
-            raise ValueError(f"{name!r} is not callable")
-        return FactoryChoice(name, factory, family="custom")
-    raise ValueError(f"unknown factory {name!r}; choose one of {', '.join(BUILTIN)} or module:function")
-
-
-def available() -> list[str]:
-    """Names whose implementation loads in this build (the fast path may be absent)."""
-    names = [n for n, c in BUILTIN.items() if not c.fastpath]
-    try:
-        _fastpath_module()
-    except ValueError:
-        return names
-    return names + [n for n, c in BUILTIN.items() if c.fastpath]

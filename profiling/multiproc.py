@@ -1,9 +1,11 @@
-"""Seed 002's multiprocess patterns: a pool whose workers build their own Session.
+"""The process-pool patterns of the multiprocessing write-up: a pool whose workers build
+their own Session.
 
-``multiprocess_execute`` maps single requests to the pool (10 per task, as the
-blog's ``pool.map(..., batch_size=10)``) and each worker executes them one by
-one; ``multiprocess_concurrent`` sends chunks of ``--concurrency`` requests and
-each worker runs a chunk through ``execute_concurrent``.
+A pool pattern (``Pattern.pool``) hands its operations to the workers in tasks of
+``Pattern.chunk`` operations (``--concurrency`` when it names none), and each worker runs
+the pattern's body over its task: ``multiprocess_execute`` is ``sync`` over tasks of 10 (as
+the write-up's ``pool.map(..., batch_size=10)``), ``multiprocess_concurrent`` is
+``execute_concurrent`` over tasks of ``--concurrency``.
 
 Workers start from a ``forkserver`` (no driver state, threads or sockets are
 inherited; the Session is created in the pool initializer), ignore SIGINT (the
@@ -23,21 +25,20 @@ from typing import Any
 
 from . import client as client_mod
 from . import instrument
-from .patterns import Context, Tally, _collect, _submit, execute_concurrent
-
-EXECUTE_CHUNK = 10
+from .patterns import PATTERNS, Context, Tally
+from .spec import RunSpec
 
 _client: client_mod.Client | None = None
 _state: dict[str, Any] = {}
 
 
-def _init(spec: dict[str, Any], ready: Any, failures: Any) -> None:
+def _init(spec: RunSpec, ready: Any, failures: Any) -> None:
     global _client
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     client_mod.allow_profiling()
     try:
         _client = client_mod.open_client(spec)
-        client_mod.warm_up(_client, spec.get("warmup", 0) // max(1, spec["processes"]))
+        client_mod.warm_up(_client, spec.warmup // max(1, spec.processes))
         _state.update(base=_client.recorder.snapshot(), seq=0, profiler=None,
                       prof_path=None)
     except Exception as exc:
@@ -59,11 +60,7 @@ def _task(pattern: str, start: int, stop: int, concurrency: int, prof_dir: str |
                   wait=_client.recorder.wait)
     if profiler:
         profiler.enable()
-    if pattern == "multiprocess_execute":
-        for i in range(start, stop):
-            _collect(ctx, _submit(ctx, i))
-    else:
-        execute_concurrent(ctx, range(start, stop))
+    PATTERNS[pattern].body(ctx, range(start, stop))
     if profiler:
         profiler.disable()
         profiler.dump_stats(_state["prof_path"])
@@ -75,9 +72,9 @@ def _task(pattern: str, start: int, stop: int, concurrency: int, prof_dir: str |
 class PoolRun:
     """The pool of one run; ``start`` before the measurement, ``run`` measured."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
-        self.processes = max(1, spec["processes"])
+        self.processes = max(1, spec.processes)
         self.recorder = instrument.Recorder()
         self.pool: Any = None
 
@@ -93,8 +90,8 @@ class PoolRun:
 
     def run(self, stop: threading.Event, prof_dir: str | None = None) -> tuple[Tally, dict[str, Any]]:
         """Feed the pool (at most two tasks per worker queued) until done or stopped."""
-        n, pattern = self.spec["num_ops"], self.spec["pattern"]
-        chunk = EXECUTE_CHUNK if pattern == "multiprocess_execute" else self.spec["concurrency"]
+        n, pattern = self.spec.num_ops, self.spec.pattern
+        chunk = PATTERNS[pattern].chunk or self.spec.concurrency
         bounds = iter([(s, min(s + chunk, n)) for s in range(0, n, chunk)])
         tally = Tally()
         latest: dict[int, tuple[int, dict[str, Any]]] = {}
@@ -106,7 +103,7 @@ class PoolRun:
                 if b is None:
                     break
                 pending.append(self.pool.apply_async(
-                    _task, (pattern, *b, self.spec["concurrency"], prof_dir)))
+                    _task, (pattern, *b, self.spec.concurrency, prof_dir)))
             if not pending:
                 break
             pid, seq, counts, delta = self.recorder.wait(pending.popleft().get)

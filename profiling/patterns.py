@@ -1,13 +1,14 @@
-"""The execution patterns of the source texts, each counting successes and errors.
+"""The execution patterns of the driver's performance notes and the write-ups after them,
+each counting successes (and the rows they returned) and errors.
 
-In-process patterns are functions ``body(ctx, ops)`` that run the operations
-``ops`` (a range of operation numbers); :func:`run` splits the operations
-between ``--threads`` threads. Every blocking call goes through ``ctx.wait``
-(a timed ``wait`` region), every failure is counted in ``ctx.tally`` by
-exception type, and every pattern stops issuing new requests once
-``ctx.stop`` is set (Ctrl-C), lets the requests in flight finish, and returns.
-
-The two multiprocess patterns (seed 002) live in :mod:`profiling.multiproc`.
+A pattern is data (:class:`Pattern`): a body ``body(ctx, ops)`` that runs the operations
+``ops`` (a range of operation numbers) on one thread, and how it is spread: :func:`run`
+splits the operations between ``--threads`` threads, and a process-pool pattern hands chunks
+of them to pool workers (:mod:`profiling.multiproc`), each running the same body. The profiler,
+the end-to-end benchmark and the pool workers all run these bodies. Every blocking call goes
+through ``ctx.wait`` (a timed ``wait`` region), every failure is counted in ``ctx.tally`` by
+exception type, and every pattern stops issuing new requests once ``ctx.stop`` is set
+(Ctrl-C), lets the requests in flight finish, and returns.
 """
 
 from __future__ import annotations
@@ -21,20 +22,32 @@ from typing import Any, Callable, Iterable
 from cassandra.concurrent import execute_concurrent as _driver_execute_concurrent
 
 
+def rows_in(result: Any) -> int:
+    """Rows of a completed request: a ``ResultSet``'s current page, or the rows a callback gets."""
+    rows = getattr(result, "current_rows", result)
+    try:
+        return len(rows)
+    except TypeError:  # no rows (a write's result)
+        return 0
+
+
 class Tally:
-    """Thread-safe counts: successes, final failures (by exception type), retries."""
+    """Thread-safe counts: successes and their rows, final failures (by exception type), retries."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.ok = 0
+        self.rows = 0
         self.errors = 0
         self.retries = 0
         self.error_kinds: collections.Counter[str] = collections.Counter()
         self.first_error: str | None = None
 
-    def success(self) -> None:
+    def success(self, result: Any = None) -> None:
+        rows = rows_in(result)
         with self._lock:
             self.ok += 1
+            self.rows += rows
 
     def error(self, exc: BaseException) -> None:
         with self._lock:
@@ -48,12 +61,13 @@ class Tally:
             self.retries += 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "errors": self.errors, "retries": self.retries,
+        return {"ok": self.ok, "rows": self.rows, "errors": self.errors, "retries": self.retries,
                 "error_kinds": dict(self.error_kinds), "first_error": self.first_error}
 
     def add(self, other: dict[str, Any]) -> None:
         with self._lock:
             self.ok += other["ok"]
+            self.rows += other["rows"]
             self.errors += other["errors"]
             self.retries += other["retries"]
             self.error_kinds.update(other["error_kinds"])
@@ -89,11 +103,11 @@ def _collect(ctx: Context, future: Any) -> None:
     if future is None:
         return
     try:
-        ctx.wait(future.result)
+        result = ctx.wait(future.result)
     except Exception as exc:
         ctx.tally.error(exc)
     else:
-        ctx.tally.success()
+        ctx.tally.success(result)
 
 
 def _until_stopped(ctx: Context, ops: Iterable[int]) -> Iterable[int]:
@@ -171,8 +185,8 @@ def callback_full_pipeline(ctx: Context, ops: range) -> None:
             in_flight -= 1
         start_next()
 
-    def on_success(_result: Any) -> None:
-        ctx.tally.success()
+    def on_success(rows: Any) -> None:
+        ctx.tally.success(rows)
         finished()
 
     def on_error(exc: BaseException) -> None:
@@ -200,13 +214,13 @@ def execute_concurrent(ctx: Context, ops: range) -> None:
     while (item := ctx.wait(next, results, done)) is not done:
         ok, result = item
         if ok:
-            ctx.tally.success()
+            ctx.tally.success(result)
         else:
             ctx.tally.error(result)
 
 
 def async_errback(ctx: Context, ops: range) -> None:
-    """Seed 001: ``execute_async`` with callbacks and errbacks, at most
+    """The sync-vs-async write-up's loop: ``execute_async`` with callbacks and errbacks, at most
     ``concurrency`` requests in flight, failed requests retried up to
     ``retries`` times, and the ones still failing counted as lost (errors).
 
@@ -232,8 +246,8 @@ def async_errback(ctx: Context, ops: range) -> None:
             return
         future.add_callbacks(on_success, on_error, errback_args=(i, attempt))
 
-    def on_success(_result: Any) -> None:
-        ctx.tally.success()
+    def on_success(rows: Any) -> None:
+        ctx.tally.success(rows)
         release()
 
     def on_error(exc: BaseException, i: int, attempt: int) -> None:
@@ -258,13 +272,15 @@ def async_errback(ctx: Context, ops: range) -> None:
 @dataclass(frozen=True)
 class Pattern:
     name: str
-    body: Callable[[Context, range], None] | None  # None: a multiprocess pattern
+    body: Callable[[Context, range], None]  # one thread's (or one pool task's) share of the operations
     summary: str
+    pool: bool = False          # run by a process pool whose workers each run ``body`` over chunks
+    chunk: int | None = None    # operations per pool task (None: --concurrency)
     warning: str | None = None
 
     @property
     def multiprocess(self) -> bool:
-        return self.body is None
+        return self.pool
 
 
 PATTERNS: dict[str, Pattern] = {p.name: p for p in [
@@ -279,11 +295,12 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in [
             "--concurrency callback chains on the event loop"),
     Pattern("execute_concurrent", execute_concurrent, "the driver's execute_concurrent helper"),
     Pattern("async_errback", async_errback,
-            "callbacks + errbacks, in-flight limit, bounded retries, lost requests counted (seed 001)"),
-    Pattern("multiprocess_execute", None,
-            "a process pool (--processes), one Session per worker after start, sync execute (seed 002)"),
-    Pattern("multiprocess_concurrent", None,
-            "a process pool, chunks of --concurrency through execute_concurrent per worker (seed 002)"),
+            "callbacks + errbacks, in-flight limit, bounded retries, lost requests counted"),
+    Pattern("multiprocess_execute", sync,
+            "a process pool (--processes), one Session per worker after start, tasks of 10 sync executes",
+            pool=True, chunk=10),
+    Pattern("multiprocess_concurrent", execute_concurrent,
+            "a process pool, tasks of --concurrency requests through execute_concurrent per worker", pool=True),
 ]}
 
 

@@ -27,8 +27,10 @@ from typing import Any
 
 from . import instrument, report, sampling
 from .child import PREFIX
+from .cluster import Contact, connect, reach
 from .flame import write_speedscope, write_svg
 from .patterns import PATTERNS
+from .spec import RunSpec
 from .workload import Workload
 
 
@@ -38,6 +40,8 @@ SUBPROCESS_DISCOVERY_S = 1.0
 
 @dataclass
 class Options:
+    """A profiling session: which runs, and how each is made (the fields of :class:`RunSpec`)."""
+
     patterns: list[str]
     factories: list[str]
     kinds: list[str]  # "read", "write"
@@ -75,6 +79,16 @@ class Options:
 
     def workload(self, kind: str) -> Workload:
         return Workload(kind, self.num_columns, self.column_type, self.rows_per_query, self.keyspace)
+
+    def spec(self, kind: str, pattern: str, factory: str) -> RunSpec:
+        """The run of one combination, with every other field as these options say."""
+        return RunSpec(pattern, factory, self.workload(kind),
+                       **{name: getattr(self, name) for name in RunSpec.shared_fields()})
+
+    def contact(self) -> Contact:
+        from . import node
+
+        return Contact(self.hosts, self.port or node.port(), local=False)
 
     def combos(self) -> list[tuple[str, str, str]]:
         """(kind, pattern, factory); an INSERT returns no rows, so writes use the first factory."""
@@ -140,17 +154,8 @@ class Harness:
     def run_one(self, kind: str, pattern: str, factory: str) -> dict[str, Any]:
         o = self.opts
         name = _slug(f"{kind}-{pattern}-{factory}")
-        spec = {
-            "pattern": pattern, "factory": factory, "workload": o.workload(kind).to_dict(),
-            "hosts": o.hosts, "port": o.port, "connection_class": o.connection_class,
-            "protocol_version": o.protocol_version, "num_ops": o.num_ops, "threads": o.threads,
-            "concurrency": o.concurrency, "processes": o.processes, "retries": o.retries,
-            "warmup": o.warmup, "request_timeout": o.request_timeout,
-        }
-        row: dict[str, Any] = {"pattern": pattern, "factory": factory, "workload": kind,
-                               "num_ops": o.num_ops, "threads": o.threads, "concurrency": o.concurrency,
-                               "processes": o.processes if PATTERNS[pattern].multiprocess else 1,
-                               "connection_class": o.connection_class, "warnings": [], "artifacts": {}}
+        spec = o.spec(kind, pattern, factory)
+        row: dict[str, Any] = {**spec.record(), "warnings": [], "artifacts": {}}
         if PATTERNS[pattern].warning:
             row["warnings"].append(PATTERNS[pattern].warning)
             print(f"  warning: {PATTERNS[pattern].warning}", flush=True)
@@ -159,12 +164,12 @@ class Harness:
             text=True, start_new_session=True, cwd=os.getcwd())
         lines = _reader(child)
         try:
-            self._send(json.dumps(spec))
+            self._send(spec.to_json())
             kind_, msg = self._expect(lines, ("ready", "failed"), o.timeout)
             if kind_ == "failed":
                 return _failed(row, msg["error"])
             raw = os.path.join(o.out, f"{name}.raw.txt")
-            spy_problem = self._start_spy(child.pid, raw, PATTERNS[pattern].multiprocess) if o.pyspy else None
+            spy_problem = self._start_spy(child.pid, raw, spec.multiprocess) if o.pyspy else None
             self._send("go")
             _kind, result = self._expect(lines, ("done",), o.timeout)
             if self._spy:
@@ -306,14 +311,11 @@ def _fill(row: dict[str, Any], result: dict[str, Any]) -> None:
 
 def prepare_data(opts: Options) -> None:
     """Create the keyspace and tables, load the partitions the selects read."""
-    from cassandra.cluster import Cluster
-
     from .client import connection_class
 
-    cluster = Cluster(opts.hosts, port=opts.port, connection_class=connection_class(opts.connection_class),
-                      **({"protocol_version": opts.protocol_version} if opts.protocol_version else {}))
+    cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class),
+                               **({"protocol_version": opts.protocol_version} if opts.protocol_version else {}))
     try:
-        session = cluster.connect()
         for kind in opts.kinds:
             opts.workload(kind).load(session)
     finally:
@@ -321,43 +323,37 @@ def prepare_data(opts: Options) -> None:
 
 
 def drop_data(opts: Options) -> None:
-    from cassandra.cluster import Cluster
-
     from .client import connection_class
 
-    cluster = Cluster(opts.hosts, port=opts.port, connection_class=connection_class(opts.connection_class))
     try:
-        cluster.connect().execute(f"DROP KEYSPACE IF EXISTS {opts.keyspace}", timeout=60)
+        cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class))
     except Exception as exc:  # leaving data behind is no reason to lose the results
+        print(f"[profiling] could not drop keyspace {opts.keyspace}: {exc}", flush=True)
+        return
+    try:
+        session.execute(f"DROP KEYSPACE IF EXISTS {opts.keyspace}", timeout=60)
+    except Exception as exc:
         print(f"[profiling] could not drop keyspace {opts.keyspace}: {exc}", flush=True)
     finally:
         cluster.shutdown()
 
 
 def run_session(opts: Options) -> int:
-    """Node up (if no hosts were given), data, every run, reports, node down if we started it."""
-    from . import node
-
-    started = False
+    """A cluster (``--hosts``, or the local node, started if needed and then stopped), data,
+    every run, the reports."""
     harness = Harness(opts)
-    try:
+    with reach(opts.hosts, opts.port) as contact:
+        opts.hosts, opts.port = contact.hosts, contact.port
         try:
-            if not opts.hosts:
-                started, opts.hosts = node.ensure_up(nodes=1)
-            opts.port = opts.port or node.port()
-            print(f"[profiling] cluster {','.join(opts.hosts)}:{opts.port}, keyspace {opts.keyspace}, "
-                  f"output {opts.out}", flush=True)
+            print(f"[profiling] cluster {contact}, keyspace {opts.keyspace}, output {opts.out}", flush=True)
             prepare_data(opts)
             harness.run()
         except KeyboardInterrupt:
             harness.stopping = True
         finally:
             write_reports(opts, harness.rows)
-    finally:
-        if opts.hosts and not opts.keep_data:
-            drop_data(opts)
-        if started:
-            node.stop()
+            if not opts.keep_data:
+                drop_data(opts)
     if harness.stopping:
         return 130
     return 1 if any(r.get("failed") for r in harness.rows) else 0

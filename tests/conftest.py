@@ -1,11 +1,13 @@
 """Shared fixtures: every factory test runs against both implementations (ids ``c`` and ``py``)."""
 
 import importlib
+from contextlib import ExitStack
 
 import cassandra
 import pytest
 
-from profiling.node import NodeError, ensure_up, stop
+from profiling.cluster import reach
+from profiling.node import NodeError
 from hypothesis import settings
 
 # Examples are checked for what they do, not timed: this machine is shared and noisy.
@@ -38,25 +40,18 @@ def impl(request):
 
 
 @pytest.fixture(scope="session")
-def cassandra_hosts():
-    """Hosts of a real Cassandra for the whole session.
+def contact():
+    """A real Cassandra for the whole session (``profiling.cluster.Contact``: hosts and port).
 
-    ``profiling.node.ensure_up`` starts one local node (or reuses one that is
-    already up, or the user's own cluster named by ``PYFACTORIES_HOSTS``); it
-    is stopped at the end only if this session started it. Without Java or
+    ``profiling.cluster.reach`` starts one local node (or reuses one that is
+    already up, or the user's own cluster named by ``PYFACTORIES_HOSTS``) and
+    stops it at the end only if this session started it. Without Java or
     Maven no node can start: the tests that need one then fail with the tool's
     message saying what to install; they are never skipped.
     """
-    try:
-        started, hosts = ensure_up(nodes=1)
-    except NodeError as exc:
-        problem = str(exc)
-    else:
-        problem = None
-    if problem is not None:
-        pytest.fail(f"these tests need a Cassandra node and none could be started:\n{problem}", pytrace=False)
-    try:
-        yield hosts
-    finally:
-        if started:
-            stop()
+    with ExitStack() as stack:
+        try:
+            found = stack.enter_context(reach(say=lambda _msg: None))
+        except NodeError as exc:
+            pytest.fail(f"these tests need a Cassandra node and none could be started:\n{exc}", pytrace=False)
+        yield found

@@ -2,16 +2,8 @@
 
 Command line: ``python -m profiling.node {fetch,up,down,status,log,nodetool,wipe}``.
 
-Importable API (e.g. for a pytest fixture)::
-
-    from profiling.node import ensure_up, stop, port
-
-    @pytest.fixture(scope="session")
-    def cassandra_hosts():
-        started, hosts = ensure_up(nodes=1)
-        yield hosts                      # connect with Cluster(hosts, port=port())
-        if started:                      # leave a cluster someone else started alone
-            stop()
+Importable API: ``ensure_up``, ``stop``, ``port``, ``server_pids``; the profiler, the
+benchmarks and the tests reach a cluster through ``profiling.cluster.reach``, which uses them.
 
 ``PYFACTORIES_HOSTS=h1,h2`` (and ``PYFACTORIES_PORT``) selects a cluster of the
 user's own: ``ensure_up`` then starts nothing and returns those hosts.
@@ -23,11 +15,11 @@ from __future__ import annotations
 
 import os
 
-from . import config, protocol, server
+from . import config, server
 from .config import Node
 from .fetch import NodeError
 
-__all__ = ["NodeError", "ensure_up", "stop", "is_up", "external_hosts", "port", "fetch", "server_pids"]
+__all__ = ["NodeError", "ensure_up", "stop", "external_hosts", "port", "fetch", "server_pids"]
 
 
 def external_hosts() -> list[str]:
@@ -68,16 +60,6 @@ def stop(nodes: list[int] | None = None, *, timeout: float = 30.0, quiet: bool =
     say = (lambda _msg: None) if quiet else print
     targets = None if nodes is None else [Node(i) for i in nodes]
     return [n.index for n in server.down(targets, timeout, say)]
-
-
-def is_up(nodes: int | None = None) -> bool:
-    """True if the external hosts, or local nodes 1..N (default: as last
-    configured by ``up``), are running and answer a CQL handshake."""
-    hosts = external_hosts()
-    if hosts:
-        return all(protocol.answers(h, port()) for h in hosts)
-    count = config.load_state().get("nodes", 0) if nodes is None else nodes
-    return count > 0 and all(server.node_status(Node(i))["up"] for i in range(1, count + 1))
 
 
 def server_pids() -> list[int]:

@@ -1,7 +1,8 @@
 """Fixtures of the integration suite: one real Cassandra node per test session, the keyspace
 ``pyfactories_it`` and its rows, and the clusters/sessions the tests read through.
 
-The node comes from the ``cassandra_hosts`` fixture of ``tests/conftest.py``.
+The node comes from the ``contact`` fixture of ``tests/conftest.py``; every cluster is opened with
+``profiling.cluster.open_cluster``.
 
 Every test module here sets ``pytestmark = pytest.mark.integration``; collection refuses one that
 does not, so ``-m "not integration"`` really leaves the whole suite out.
@@ -13,9 +14,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, default_lbp_factory
+from cassandra.cluster import Cluster, ExecutionProfile
 
-from profiling.node import port
+from profiling.cluster import Contact, open_cluster
+from profiling.cluster import profile as _profile
 from pyfactories import fastpath
 
 from .support import (
@@ -49,11 +51,9 @@ def pytest_collection_modifyitems(config, items):
         )
 
 
-def profile(row_factory=None, **kwargs) -> ExecutionProfile:
+def profile(row_factory=None) -> ExecutionProfile:
     """An ExecutionProfile with the driver's default load balancing spelled out (the driver logs otherwise)."""
-    if row_factory is not None:
-        kwargs["row_factory"] = row_factory
-    return ExecutionProfile(load_balancing_policy=default_lbp_factory(), **kwargs)
+    return _profile(**({"row_factory": row_factory} if row_factory is not None else {}))
 
 
 class Clusters:
@@ -64,19 +64,16 @@ class Clusters:
     must agree on it, or the driver's own results would depend on which cluster decoded last.
     """
 
-    def __init__(self, hosts: list[str]) -> None:
-        self.hosts = hosts
+    def __init__(self, contact: Contact) -> None:
+        self.contact = contact
         self._clusters: list[Cluster] = []
         self._cache: dict = {}
 
     def cluster(self, protocol: int = PROTOCOL, *, row_factory=None, profiles: dict | None = None,
                 legacy: bool = False, **kwargs) -> Cluster:
         """A new Cluster (shut down with the others at the end, or by the caller)."""
-        if not legacy:
-            all_profiles = {EXEC_PROFILE_DEFAULT: profile(row_factory)}
-            all_profiles.update(profiles or {})
-            kwargs["execution_profiles"] = all_profiles
-        cluster = Cluster(self.hosts, port=port(), protocol_version=protocol, **kwargs)
+        cluster = open_cluster(self.contact, legacy=legacy, profiles=profiles, row_factory=row_factory,
+                               protocol_version=protocol, **kwargs)
         cluster.register_user_type(KS, "address_cls", Address)
         self._clusters.append(cluster)
         return cluster
@@ -184,17 +181,16 @@ class Schema:
 
 
 @pytest.fixture(scope="package")
-def clusters(cassandra_hosts, schema):
-    registry = Clusters(cassandra_hosts)
+def clusters(contact, schema):
+    registry = Clusters(contact)
     yield registry
     registry.close()
 
 
 @pytest.fixture(scope="package")
-def schema(cassandra_hosts):
+def schema(contact):
     """Creates ``pyfactories_it`` (RF=1) with its types, tables and rows, once per test session."""
-    admin = Cluster(cassandra_hosts, port=port(), protocol_version=PROTOCOL,
-                    execution_profiles={EXEC_PROFILE_DEFAULT: profile()})
+    admin = open_cluster(contact, protocol_version=PROTOCOL)
     try:
         created = Schema(admin.connect())
         created.create()

@@ -1,4 +1,4 @@
-"""Process-pool workers in the pattern of seed 002 (the driver's multiprocessing example): each worker
+"""Process-pool workers in the pattern of the multiprocessing write-up: each worker
 builds its own Cluster and Session in the pool initializer, after the fork, and returns named rows to
 the parent, which gets them by unpickling.
 
@@ -20,8 +20,7 @@ import pickle
 import sys
 from multiprocessing import util as mp_util
 
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, default_lbp_factory
-
+from profiling.cluster import Contact, open_cluster
 from pyfactories import cached_named_tuple_factory, fastpath
 
 from .support import KS, Address, assert_same_rows
@@ -46,8 +45,7 @@ _failure: str | None = None
 
 
 def connect(hosts: list[str], port: int, protocol: int, config: str):
-    profile = ExecutionProfile(load_balancing_policy=default_lbp_factory(), row_factory=cached_named_tuple_factory)
-    cluster = Cluster(hosts, port=port, protocol_version=protocol, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = open_cluster(Contact(hosts, port), protocol_version=protocol, row_factory=cached_named_tuple_factory)
     cluster.register_user_type(KS, "address_cls", Address)
     session = cluster.connect()
     if config == "fastpath":

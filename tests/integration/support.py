@@ -19,6 +19,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import SimpleStatement
 
 import pyfactories
+from profiling import factories as registry
 from pyfactories import _python, _speedups
 
 KS = "pyfactories_it"
@@ -159,14 +160,10 @@ def statements(texts: list[str]) -> list[str]:
 # Factories
 # ---------------------------------------------------------------------------------------------
 
-DRIVER = {
-    "tuple": query.tuple_factory,
-    "named": query.named_tuple_factory,
-    "dict": query.dict_factory,
-    "ordered": query.ordered_dict_factory,
-}
+# By the rows they make ("tuple", "named", "dict", "ordered"), from the project's factory registry.
+DRIVER = {f.rows: f.row_factory for f in registry.of_family("driver")}
 IMPLEMENTATIONS = {"c": _speedups, "py": _python}
-OURS = {"named": "cached_named_tuple_factory", "dict": "dict_factory", "ordered": "ordered_dict_factory"}
+OURS = {f.rows: f.attr for f in registry.of_family("pyfactories")}
 
 
 # The fast path's test sessions, by the factory the session itself is configured with:

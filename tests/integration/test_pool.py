@@ -1,4 +1,4 @@
-"""A process pool (seed 002's pattern: one Session per worker, created after the fork in the pool
+"""A process pool (the multiprocessing write-up's pattern: one Session per worker, created after the fork in the pool
 initializer) returns named rows, from ``cached_named_tuple_factory`` and from the fast path, to the
 parent: they unpickle to rows equal to those the parent reads itself."""
 
@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from cassandra.query import SimpleStatement
 
-from profiling.node import port
-
 from . import pool_worker
 from .support import assert_same_rows
 
@@ -21,16 +19,16 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
 
-def worker_results(method, hosts, config, tmp_path):
+def worker_results(method, contact, config, tmp_path):
     """``(parent pid, [(worker pid, rows)])`` of a pool started by ``method``."""
     if method == "forkserver":
         # This process already runs driver threads: the workers fork from a fresh fork server instead.
-        return os.getpid(), pool_worker.run_pool("forkserver", hosts, port(), 5, config)
+        return os.getpid(), pool_worker.run_pool("forkserver", contact.hosts, contact.port, 5, config)
     # "fork": from a fresh interpreter that has created no Cluster before forking.
     out = tmp_path / "rows.pickle"
     done = subprocess.run(
         [sys.executable, "-W", "error", "-m", "tests.integration.pool_worker", "--config", config,
-         "--hosts", ",".join(hosts), "--port", str(port()), "--start-method", "fork", "--out", str(out)],
+         "--hosts", ",".join(contact.hosts), "--port", str(contact.port), "--start-method", "fork", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
@@ -40,8 +38,8 @@ def worker_results(method, hosts, config, tmp_path):
 
 @pytest.mark.parametrize("config", pool_worker.CONFIGS)
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
-def test_pool_returns_named_rows(clusters, cassandra_hosts, schema, tmp_path, method, config):
-    parent, results = worker_results(method, cassandra_hosts, config, tmp_path)
+def test_pool_returns_named_rows(clusters, contact, schema, tmp_path, method, config):
+    parent, results = worker_results(method, contact, config, tmp_path)
     assert len(results) == len(pool_worker.POOL_KEYS)
     assert all(pid not in (parent, os.getpid()) for pid, _ in results)
     ours = clusters.target(5, "profile", "c.named")

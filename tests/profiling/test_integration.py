@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.query import SimpleStatement
 
-from profiling import node, patterns
+from profiling import patterns
 from profiling.client import connection_class, default_reactor
+from profiling.cluster import connect
 from profiling.instrument import CATEGORIES
 from profiling.runner import Harness, Options, prepare_data
 
@@ -28,19 +28,16 @@ KEYSPACE = "pyfactories_profile_test"
 
 
 @pytest.fixture(scope="module")
-def session(cassandra_hosts):
-    profile = ExecutionProfile(request_timeout=20)
-    cluster = Cluster(cassandra_hosts, port=node.port(), execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                      connection_class=connection_class(default_reactor()))
-    session = cluster.connect()
+def session(contact):
+    cluster, session = connect(contact, request_timeout=20, connection_class=connection_class(default_reactor()))
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
     yield session
     cluster.shutdown()
 
 
-def run_harness(hosts, out, **kw):
-    opts = Options(hosts=list(hosts), port=node.port(), keyspace=KEYSPACE, keep_data=True, out=str(out),
+def run_harness(contact, out, **kw):
+    opts = Options(hosts=list(contact.hosts), port=contact.port, keyspace=KEYSPACE, keep_data=True, out=str(out),
                    connection_class=default_reactor(), warmup=100, **kw)
     prepare_data(opts)
     rows = Harness(opts).run()
@@ -64,7 +61,7 @@ def test_errors_are_counted_not_hidden(session, name):
     assert t["retries"] == (80 if name == "async_errback" else 0)
 
 
-def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(cassandra_hosts, tmp_path, monkeypatch):
+def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_path, monkeypatch):
     from tests.profiling.slow_factory import loops_for
 
     # Many rows per query: the planted cost dwarfs the per-query I/O, where the sampled
@@ -75,7 +72,7 @@ def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(cassandra_hos
     monkeypatch.setenv("PF_SLOW_ROW_LOG", str(log))
     monkeypatch.chdir(ROOT)  # the child imports the factory from tests.profiling
     slow = "tests.profiling.slow_factory:slow_tuple_factory"
-    base, planted = run_harness(cassandra_hosts, tmp_path, patterns=["execute_concurrent"],
+    base, planted = run_harness(contact, tmp_path, patterns=["execute_concurrent"],
                                 factories=["tuple", slow], kinds=["read"], num_ops=n,
                                 rows_per_query=rows_per_query, profiler="pyspy", rate=1000)
     burned = json.loads(log.read_text())  # warm-up included: take the cost per row
@@ -88,24 +85,24 @@ def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(cassandra_hos
         assert added == pytest.approx(expected_s, rel=0.10), method
 
 
-def test_callback_chains_are_much_faster_than_sync(cassandra_hosts, tmp_path, record_property):
-    rows = run_harness(cassandra_hosts, tmp_path, patterns=["sync", "callback_full_pipeline"],
+def test_callback_chains_are_much_faster_than_sync(contact, tmp_path, record_property):
+    rows = run_harness(contact, tmp_path, patterns=["sync", "callback_full_pipeline"],
                        factories=["tuple"], kinds=["read"], num_ops=1000, profiler="none")
     speed = {r["pattern"]: r["throughput_ops_s"] for r in rows}
-    print(f"throughput, single thread: {speed}")  # seed 000: 434/s sync vs 7,647/s callback chains
+    print(f"throughput, single thread: {speed}")  # the performance notes: 434/s sync vs 7,647/s callback chains
     record_property("throughput", speed)
     assert speed["callback_full_pipeline"] > speed["sync"]
 
 
-def _cli(hosts, out, *args):
-    return [sys.executable, "-m", "profiling", "run", "-H", ",".join(hosts), "--port", str(node.port()),
+def _cli(contact, out, *args):
+    return [sys.executable, "-m", "profiling", "run", "-H", ",".join(contact.hosts), "--port", str(contact.port),
             "--keyspace", KEYSPACE, "--keep-data", "--out", str(out), *args]
 
 
-def test_cli_writes_table_flamegraphs_profiles_and_summary(cassandra_hosts, tmp_path):
+def test_cli_writes_table_flamegraphs_profiles_and_summary(contact, tmp_path):
     out = tmp_path / "run"
     proc = subprocess.run(
-        _cli(cassandra_hosts, out, "--pattern", "async_errback", "--pattern", "multiprocess_concurrent",
+        _cli(contact, out, "--pattern", "async_errback", "--pattern", "multiprocess_concurrent",
              "--factory", "cached_named_tuple", "--read", "-n", "600"),
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -124,9 +121,9 @@ def test_cli_writes_table_flamegraphs_profiles_and_summary(cassandra_hosts, tmp_
     assert "<table>" in (out / "index.html").read_text()
 
 
-def test_ctrl_c_stops_cleanly_and_writes_what_it_has(cassandra_hosts, tmp_path):
+def test_ctrl_c_stops_cleanly_and_writes_what_it_has(contact, tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen(_cli(cassandra_hosts, out, "--pattern", "sync", "--factory", "tuple", "--read",
+    proc = subprocess.Popen(_cli(contact, out, "--pattern", "sync", "--factory", "tuple", "--read",
                                  "-n", "1000000", "--profiler", "pyspy"),
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None

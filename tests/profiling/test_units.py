@@ -13,7 +13,7 @@ from profiling.instrument import CATEGORIES
 from profiling.patterns import Tally
 
 PY = "/usr/lib/python3.11"
-INSTR = "/work/main/profiling/instrument.py"
+INSTR = instrument.__file__  # where the timed regions live, wherever the checkout is
 LOOP_HEAD = (f"Thread.run ({PY}/threading.py:982);"
              "LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104);"
              "LibevConnection.handle_read (/x/cassandra/io/libevreactor.py:372)")
@@ -260,15 +260,20 @@ def test_flamegraph_and_speedscope_are_well_formed(tmp_path):
     assert all(max(s) < len(doc["shared"]["frames"]) for p in doc["profiles"] for s in p["samples"])
 
 
-def test_tally_counts_errors_by_kind():
+def test_tally_counts_errors_by_kind_and_rows():
+    class Page:
+        current_rows = [(1,), (2,), (3,)]
+
     t = Tally()
-    t.success()
+    t.success()              # a write: no rows
+    t.success(Page())        # a ResultSet: its current page
+    t.success([(4,), (5,)])  # what a callback gets
     t.error(ValueError("x"))
     t.error(ValueError("y"))
     t.retry()
     other = Tally()
     other.add(t.to_dict())
-    assert other.to_dict() == {"ok": 1, "errors": 2, "retries": 1, "error_kinds": {"ValueError": 2},
+    assert other.to_dict() == {"ok": 3, "rows": 5, "errors": 2, "retries": 1, "error_kinds": {"ValueError": 2},
                                "first_error": "ValueError: x"}
 
 
