@@ -72,7 +72,7 @@ class Factory:
         """The names that may mean this factory; a bare name two factories claim is the first one's."""
         if self.family in ("fastpath", "custom"):
             return (self.name, *self.extra_aliases)
-        return (self.name, f"{self.module}.{self.attr}", self.attr, *self.extra_aliases)
+        return (self.name, self.attr, f"{self.module}.{self.attr}", *self.extra_aliases)
 
     @property
     def aliases(self) -> list[str]:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import instrument, report, sampling
+from . import instrument, pyspy, report, sampling
 from .child import PREFIX
 from .cluster import Contact, connect, reach
 from .flame import write_speedscope, write_svg
@@ -109,7 +109,7 @@ class Harness:
         self.rows: list[dict[str, Any]] = []
         self.stopping = False
         self._child: subprocess.Popen[str] | None = None
-        self._spy: sampling.PySpy | None = None
+        self._spy: pyspy.PySpy | None = None
 
     # -- Ctrl-C ------------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ class Harness:
     def _start_spy(self, pid: int, raw: str, multiprocess: bool) -> str | None:
         o = self.opts
         try:
-            self._spy = sampling.PySpy(pid, raw, rate=o.rate, native=o.native, subprocesses=multiprocess,
+            self._spy = pyspy.PySpy(pid, raw, rate=o.rate, native=o.native, subprocesses=multiprocess,
                                        nonblocking=not o.native)
             self._spy.wait_sampling()
             if multiprocess:
