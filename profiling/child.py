@@ -26,7 +26,7 @@ from typing import Any
 
 from . import client as client_mod
 from . import instrument, multiproc, patterns
-from .spec import RunSpec
+from .spec import Measurement, RunSpec
 
 PREFIX = "@@pf "
 
@@ -64,22 +64,12 @@ class Pool(multiproc.PoolRun):
         self.start()
 
 
-def measure(runner: Any, stop: threading.Event) -> dict[str, Any]:
+def measure(runner: Any, stop: threading.Event) -> Measurement:
     t0 = time.perf_counter()
     tally, delta = runner.run(stop)
     wall = time.perf_counter() - t0
-    counts = tally.to_dict()
-    cpu = delta["process_ns"] / 1e9
-    return {
-        "ops": counts["ok"], "errors": counts["errors"], "retries": counts["retries"],
-        "error_kinds": counts["error_kinds"], "first_error": counts["first_error"],
-        "wall_s": wall, "client_cpu_s": cpu,
-        "interrupted": stop.is_set(),
-        "processes": delta.get("processes", 1),
-        "loop_threads": delta["loop_threads"],
-        "instrumented": delta,
-        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    return Measurement.of(tally, delta, wall, stop.is_set(),
+                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def cprofile(runner: Any, path: str, stop: threading.Event) -> dict[str, Any]:
@@ -113,7 +103,7 @@ def main() -> int:
         say("ready", {"pid": os.getpid()})
         if sys.stdin.readline().strip() != "go":
             return 0
-        say("done", measure(runner, stop))
+        say("done", dataclasses.asdict(measure(runner, stop)))
         command = sys.stdin.readline().rstrip("\n").split(" ", 2)  # cprofile N PATH
         if command[0] == "cprofile" and not stop.is_set():
             runner.spec = dataclasses.replace(runner.spec, num_ops=int(command[1]))

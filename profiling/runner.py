@@ -30,7 +30,7 @@ from .child import PREFIX
 from .cluster import Contact, connect, reach
 from .flame import write_speedscope, write_svg
 from .patterns import PATTERNS
-from .spec import RunSpec
+from .spec import Measurement, RunSpec
 from .workload import Workload
 
 
@@ -197,9 +197,10 @@ class Harness:
                     except BrokenPipeError:
                         pass
             self._child = None
-        _fill(row, result)
+        measured = Measurement(**result)
+        _fill(row, measured)
         if PATTERNS[pattern].warning:
-            row["warnings"][0] += f" (this run: max RSS {result['max_rss_mb']:.0f} MB)"
+            row["warnings"][0] += f" (this run: max RSS {measured.max_rss_mb:.0f} MB)"
         if o.pyspy:
             self._add_samples(row, raw, name, spy_problem)
         return row
@@ -295,18 +296,13 @@ def _failed(row: dict[str, Any], error: str) -> dict[str, Any]:
     return row
 
 
-def _fill(row: dict[str, Any], result: dict[str, Any]) -> None:
-    inst = result.pop("instrumented")
-    row.update(result)
-    row["throughput_ops_s"] = result["ops"] / result["wall_s"] if result["wall_s"] else 0.0
-    done = result["ops"] + result["errors"]
-    row["cpu_us_per_op"] = result["client_cpu_s"] / done * 1e6 if done else None
-    row["instrumented_ns"] = inst
-    row["shares"] = {"instrumented": instrument.shares(inst), "sampled": None}
+def _fill(row: dict[str, Any], measured: Measurement) -> None:
+    row.update(measured.record())
+    row["shares"] = {"instrumented": instrument.shares(measured.instrumented), "sampled": None}
     row["method"] = dict(report.METHODS)
-    if result["errors"]:
-        row["warnings"].append(f"{result['errors']} errors: {result['error_kinds']}; "
-                               f"first: {result['first_error']}")
+    if measured.errors:
+        row["warnings"].append(f"{measured.errors} errors: {measured.error_kinds}; "
+                               f"first: {measured.first_error}")
 
 
 def prepare_data(opts: Options) -> None:

@@ -1,9 +1,11 @@
-"""One run of the harness, typed: what the run's child process and each pool worker are told.
+"""One run of the harness, typed both ways: what the run's child process (and each pool
+worker) is told, and what it measured.
 
 The harness (:mod:`profiling.runner`) makes a :class:`RunSpec` per combination from its
 options, sends it to the child as one JSON line, and starts the run's result row from it
 (:meth:`RunSpec.record`); the child and the pool workers read it back with
-:meth:`RunSpec.from_json`.
+:meth:`RunSpec.from_json`. The child answers with a :class:`Measurement`, which the row
+takes its figures from (:meth:`Measurement.record`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .patterns import PATTERNS
+from .patterns import PATTERNS, Tally
 from .workload import Workload
 
 
@@ -56,3 +58,41 @@ class RunSpec:
                 "num_ops": self.num_ops, "threads": self.threads, "concurrency": self.concurrency,
                 "processes": self.processes if self.multiprocess else 1,
                 "connection_class": self.connection_class}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    ops: int                   # operations that succeeded
+    rows: int                  # rows they returned
+    errors: int
+    retries: int
+    error_kinds: dict[str, int]
+    first_error: str | None
+    wall_s: float
+    client_cpu_s: float        # every thread of the client (and of its pool workers)
+    interrupted: bool
+    processes: int
+    loop_threads: int
+    instrumented: dict[str, Any]  # the instrumentation's clocks (``instrument.delta``)
+    max_rss_mb: float
+
+    @classmethod
+    def of(cls, tally: Tally, instrumented: dict[str, Any], wall_s: float, interrupted: bool,
+           max_rss_mb: float) -> Measurement:
+        return cls(ops=tally.ok, rows=tally.rows, errors=tally.errors, retries=tally.retries,
+                   error_kinds=dict(tally.error_kinds), first_error=tally.first_error, wall_s=wall_s,
+                   client_cpu_s=instrumented["process_ns"] / 1e9, interrupted=interrupted,
+                   processes=instrumented.get("processes", 1), loop_threads=instrumented["loop_threads"],
+                   instrumented=instrumented, max_rss_mb=max_rss_mb)
+
+    @property
+    def cpu_us_per_op(self) -> float | None:
+        done = self.ops + self.errors
+        return self.client_cpu_s / done * 1e6 if done else None
+
+    def record(self) -> dict[str, Any]:
+        """The figures a result row (``summary.json``) takes from this measurement."""
+        row = {k: v for k, v in asdict(self).items() if k != "instrumented"}
+        row.update(throughput_ops_s=self.ops / self.wall_s if self.wall_s else 0.0,
+                   cpu_us_per_op=self.cpu_us_per_op, instrumented_ns=self.instrumented)
+        return row
