@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import instrument, pyspy, report, sampling
@@ -30,7 +30,7 @@ from .child import PREFIX
 from .cluster import Contact, connect, reach
 from .flame import write_speedscope, write_svg
 from .patterns import PATTERNS
-from .spec import Measurement, RunSpec
+from .spec import Measurement, RunSettings, RunSpec
 from .workload import Workload
 
 
@@ -38,25 +38,17 @@ from .workload import Workload
 SUBPROCESS_DISCOVERY_S = 1.0
 
 
-@dataclass
-class Options:
-    """A profiling session: which runs, and how each is made (the fields of :class:`RunSpec`)."""
+@dataclass(kw_only=True)
+class Options(RunSettings):
+    """A profiling session: which runs, the workload's shape, the profilers and the output;
+    every run is made with the settings this extends."""
 
     patterns: list[str]
     factories: list[str]
     kinds: list[str]  # "read", "write"
-    num_ops: int = 4000
-    threads: int = 1
-    concurrency: int = 120
-    processes: int = 2
-    retries: int = 3
     num_columns: int = 5
     column_type: str = "text"
     rows_per_query: int = 10
-    hosts: list[str] = field(default_factory=list)  # empty: the project's local node
-    port: int | None = None
-    connection_class: str = "libev"
-    protocol_version: int | None = None
     keyspace: str = "pyfactories_profile"
     keep_data: bool = False
     profiler: str = "both"  # none, cprofile, pyspy, both
@@ -64,8 +56,6 @@ class Options:
     rate: int = 500
     native: bool = False
     cprofile_ops: int | None = None  # default: a quarter of num_ops
-    warmup: int = 200
-    request_timeout: float = 30.0
     timeout: float = 600.0  # per phase of a run
     command: str = ""
 
@@ -82,8 +72,7 @@ class Options:
 
     def spec(self, kind: str, pattern: str, factory: str) -> RunSpec:
         """The run of one combination, with every other field as these options say."""
-        return RunSpec(pattern, factory, self.workload(kind),
-                       **{name: getattr(self, name) for name in RunSpec.shared_fields()})
+        return RunSpec(pattern=pattern, factory=factory, workload=self.workload(kind), **self.settings())
 
     def contact(self) -> Contact:
         from . import node

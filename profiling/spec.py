@@ -18,16 +18,15 @@ from .patterns import PATTERNS, Tally
 from .workload import Workload
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    pattern: str
-    factory: str
-    workload: Workload = field(default_factory=Workload)
-    hosts: list[str] = field(default_factory=list)
+@dataclass(kw_only=True)
+class RunSettings:
+    """How every run of a session is made; the harness's options extend these."""
+
+    hosts: list[str] = field(default_factory=list)  # empty: the project's local node
     port: int | None = None
     connection_class: str = "libev"
     protocol_version: int | None = None
-    num_ops: int = 10000
+    num_ops: int = 4000
     threads: int = 1
     concurrency: int = 120
     processes: int = 2
@@ -35,10 +34,18 @@ class RunSpec:
     warmup: int = 200
     request_timeout: float = 30.0
 
-    @classmethod
-    def shared_fields(cls) -> list[str]:
-        """The fields a run takes from the session's options as they are (all but what varies per run)."""
-        return [f.name for f in fields(cls) if f.name not in ("pattern", "factory", "workload")]
+    def settings(self) -> dict[str, Any]:
+        """These settings alone (not the fields a subclass adds)."""
+        return {f.name: getattr(self, f.name) for f in fields(RunSettings)}
+
+
+@dataclass(kw_only=True)
+class RunSpec(RunSettings):
+    """One run: a pattern, a factory and a workload, made with the session's settings."""
+
+    pattern: str
+    factory: str
+    workload: Workload = field(default_factory=Workload)
 
     @property
     def multiprocess(self) -> bool:

@@ -6,7 +6,7 @@ import json
 from profiling import report
 from profiling.patterns import Tally
 from profiling.runner import Options
-from profiling.spec import Measurement, RunSpec
+from profiling.spec import Measurement, RunSettings, RunSpec
 from profiling.workload import Workload
 
 
@@ -19,7 +19,7 @@ def test_every_shared_field_comes_from_the_options():
     changed = {"hosts": ["10.1.2.3"], "port": 9999, "connection_class": "asyncio", "protocol_version": 4,
                "num_ops": 7, "threads": 3, "concurrency": 11, "processes": 5, "retries": 9, "warmup": 13,
                "request_timeout": 2.5}
-    assert set(changed) == set(RunSpec.shared_fields())
+    assert set(changed) == set(RunSettings().settings())
     spec = _options(num_columns=3, column_type="int", rows_per_query=4, keyspace="ks", **changed).spec(
         "write", "multiprocess_execute", "pf_dict")
     assert {k: getattr(spec, k) for k in changed} == changed
