@@ -9,6 +9,12 @@ then ``row_factory(msg.column_names, msg.parsed_rows)``. No network, no event
 loop, no futures. The bodies are real ones captured from Cassandra by
 ``python -m benchmarks.capture`` (see ``benchmarks/fixtures``).
 
+The fast path builds rows while decoding: its step is the handler that
+``pyfactories.fastpath.enable`` installs (``pyfactories.fastpath.handler(rows)``)
+decoding the same body, then ``tuple_factory``, which passes the finished rows
+through, as the session does. Without a usable fast path its columns are left
+out and the reason is recorded in the results.
+
 Harness as in ``bench_factories``: fresh worker processes, calibrated loops,
 a dropped warm-up sample, interleaved rounds, medians; ratios are to the
 driver's ``tuple_factory`` (which returns the decoded rows as they are, so
@@ -18,64 +24,44 @@ its figure is the cost of decoding alone).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-from . import common, fixtures
-from .common import COUNTERPART, SHORT, fmt_ns, fmt_ratio, markdown_table
+from profiling.factories import (BY_NAME, REFERENCE, counterpart, fastpath_status, grouped, label, offline, versus,
+                                 versus_label)
 
+from . import chart, cli, depths, fixtures, timing, workers
+from .stats import per_call, ratio
+from .tables import fmt_ns, fmt_ratio, markdown_table
+
+THIS = depths.BY_NAME["decode"]
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"processes": 1, "rounds": 5, "sample_ms": 1.0},
     "full": {"processes": 3, "rounds": 7, "sample_ms": 5.0},
     "tiny": {"processes": 1, "rounds": 3, "sample_ms": 0.1},
 }
 
-ORDER = ("tuple", "named_tuple", "cached_named_tuple", "dict", "pf_dict", "ordered_dict", "pf_ordered_dict",
-         "fastpath_named", "fastpath_dict", "py_cached_named_tuple", "py_dict", "py_ordered_dict")
+Decoder = tuple[Callable[..., Any], Callable[[Any, Any], Any]]  # (decode_message, row_factory)
 
 
-# ------------------------------------------------------------------------------------------------
-# HOOK: the fast path (pyfactories.fastpath, the lead's).
-#
-# The fast path builds rows while decoding, so it cannot be timed as "driver decode, then a row
-# factory". This benchmark needs, without a session,
-#
-#     pyfactories.fastpath.handler(rows: str) -> type
-#
-# the protocol-handler class that ``enable(session, rows=rows)`` installs (a subclass of
-# ``cassandra.protocol.ProtocolHandler``), whose classmethod ``decode_message`` has the driver's
-# signature ``(protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
-# result_metadata)`` and returns a ROWS ``ResultMessage`` whose ``parsed_rows`` are the finished rows,
-# which the session's ``tuple_factory`` then passes through (so the step timed is decode_message +
-# tuple_factory, as for the other columns). If the hook is missing, the fast-path columns are left
-# out and the reason is recorded in the results.
-# ------------------------------------------------------------------------------------------------
-FASTPATH_HOOK = "handler"
-
-
-def fastpath_decoders() -> tuple[dict[str, tuple[Callable[..., Any], Callable[[Any, Any], Any]]], str | None]:
-    """``{choice: (decode_message, row_factory)}`` for the fast-path choices that load, and why not if none."""
-    import importlib
-
-    from profiling.factories import BUILTIN
-
-    names, why_not = common.fastpath_status()
-    if not names:
+def fastpath_decoders() -> tuple[dict[str, Decoder], str | None]:
+    """``{name: (decode_message, row_factory)}`` for the fast path's factories, or ``({}, why not)``."""
+    usable, why_not = fastpath_status()
+    if not usable:
         return {}, why_not
-    make = getattr(importlib.import_module("pyfactories.fastpath"), FASTPATH_HOOK, None)
-    if make is None:
-        return {}, f"pyfactories.fastpath has no {FASTPATH_HOOK}(rows) to decode a RESULT body without a session"
-    return {n: (make(BUILTIN[n].fastpath).decode_message, BUILTIN[n].row_factory) for n in names}, None
+    from pyfactories import fastpath
+
+    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].rows) for n in usable}
+    return {n: (handlers[n].decode_message, BY_NAME[n].row_factory) for n in usable}, None
 
 
-def decoders(include_python: bool = True) -> tuple[dict[str, tuple[Callable[..., Any], Callable[[Any, Any], Any]]],
-                                                   str | None]:
-    """Every choice timed here: ``{name: (decode_message, row_factory)}``, and why the fast path is absent."""
+def decoders(include_python: bool = True) -> tuple[dict[str, Decoder], str | None]:
+    """Every choice timed here, in reading order, and why the fast path is absent."""
     from cassandra.protocol import ProtocolHandler
 
-    out = {n: (ProtocolHandler.decode_message, f) for n, f in common.row_factories(include_python).items()}
+    out = {n: (ProtocolHandler.decode_message, f) for n, f in offline(include_python).items()}
     fast, why_not = fastpath_decoders()
     out.update(fast)
-    return {n: out[n] for n in ORDER if n in out}, why_not
+    return {n: out[n] for n in grouped(out)}, why_not
 
 
 def make_step(decode: Callable[..., Any], fx: fixtures.Fixture) -> Callable[[Any, Any], Any]:
@@ -93,8 +79,8 @@ def make_step(decode: Callable[..., Any], fx: fixtures.Fixture) -> Callable[[Any
 def _work(spec: dict[str, Any]) -> dict[str, Any]:
     chosen, _ = decoders(spec["python_twins"])
     fxs = [fixtures.load(n) for n in spec["fixtures"]]
-    common.clear_caches()
-    common.settle_heap()
+    timing.clear_caches()
+    timing.settle_heap()
     target_ns = int(spec["sample_ms"] * 1e6)
     samples, loops = {}, {}
     for fx in fxs:
@@ -105,7 +91,7 @@ def _work(spec: dict[str, Any]) -> dict[str, Any]:
             if len(out) != fx.rows:
                 raise RuntimeError(f"{fx.name}/{name}: {len(out)} rows, expected {fx.rows}")
             cells.append((name, step, factory, fx.body))
-        samples[fx.name], loops[fx.name] = common.interleaved_samples(cells, spec["rounds"], target_ns)
+        samples[fx.name], loops[fx.name] = timing.interleaved_samples(cells, spec["rounds"], target_ns)
     return {"samples": samples, "loops": loops}
 
 
@@ -123,25 +109,20 @@ def run(spec: dict[str, Any], say=print) -> dict[str, Any]:
         f"{spec['processes']} process(es) x {spec['rounds']} rounds of ~{spec['sample_ms']} ms samples")
     if why_not:
         say(f"  fast path left out: {why_not}")
-    results = common.run_workers("benchmarks.bench_decode", spec, spec["processes"], say=say)
-    merged = common.merge_samples(results)
+    merged = workers.merge_samples(workers.run_workers(THIS.module, spec, spec["processes"], say=say))
     cases = []
     for name in spec["fixtures"]:
         fx = fixtures.load(name)
-        res: dict[str, Any] = {}
-        for fname, vals in merged[name].items():
-            s = common.summarize(vals)
-            res[fname] = {"ns_per_call": s["median"], "ns_per_row": s["median"] / fx.rows,
-                          "rel_iqr": s["rel_iqr"], "n": s["n"]}
-        base = res.get("tuple", {}).get("ns_per_call")
-        for fname, r in res.items():
-            r["ratio_to_tuple"] = common.ratio(r["ns_per_call"], base)
+        res: dict[str, dict[str, Any]] = {fname: per_call(vals, fx.rows) for fname, vals in merged[name].items()}
+        base = res.get(REFERENCE, {}).get("ns_per_call")
+        for r in res.values():
+            r["ratio_to_tuple"] = ratio(r["ns_per_call"], base)
         cases.append({"id": name, "description": fx.description, "rows": fx.rows, "cols": fx.cols,
                       "body_bytes": len(fx.body), "protocol_version": fx.protocol_version,
                       "captured": fx.info.get("captured"), "cassandra": fx.info.get("cassandra"),
                       "results": res})
     return {
-        "depth": "decode",
+        "depth": THIS.key,
         "config": spec,
         "handler": f"{protocol.ProtocolHandler.__module__}.{protocol.ProtocolHandler.__qualname__}",
         "driver_cython": bool(getattr(protocol, "HAVE_CYTHON", False)),
@@ -152,53 +133,68 @@ def run(spec: dict[str, Any], say=print) -> dict[str, Any]:
     }
 
 
+def verdicts(section: dict[str, Any]) -> list:
+    """No targets at this depth."""
+    return []
+
+
+def figures(section: dict[str, Any]) -> Iterator[depths.Figure]:
+    for c in section.get("cases", []):
+        for f, r in c["results"].items():
+            yield depths.Figure(c["id"], f, "ns/call", r.get("ns_per_call"), headline=True)
+            if f != REFERENCE:
+                yield depths.Figure(c["id"], f, "ratio to tuple", r.get("ratio_to_tuple"))
+
+
 def render(section: dict[str, Any]) -> str:
-    present = {n for c in section["cases"] for n in c["results"]}
-    names = [n for n in ORDER if n in present]
+    names = grouped({n for c in section["cases"] for n in c["results"]})
+    faster = versus(names)
     cfg = section["config"]
     t_rows, r_rows = [], []
     for c in section["cases"]:
         res = c["results"]
-        label = f"{c['id']} ({c['rows']}x{c['cols']})"
-        t_rows.append([label] + [fmt_ns(res[n]["ns_per_call"]) if n in res else "-" for n in names])
-        line = [label]
-        for n in names:
-            line.append(fmt_ratio(res[n]["ratio_to_tuple"]) if n in res else "-")
-        for n in ("cached_named_tuple", "pf_dict", "pf_ordered_dict", "fastpath_named", "fastpath_dict"):
-            if n in names:
-                line.append(fmt_ratio(common.ratio(res.get(COUNTERPART[n], {}).get("ns_per_call"),
-                                                   res.get(n, {}).get("ns_per_call"))))
-        r_rows.append(line)
-    speed_cols = [f"{SHORT[COUNTERPART[n]]}/{SHORT[n]}" for n in
-                  ("cached_named_tuple", "pf_dict", "pf_ordered_dict", "fastpath_named", "fastpath_dict") if n in names]
+        label_ = f"{c['id']} ({c['rows']}x{c['cols']})"
+        t_rows.append([label_] + [fmt_ns(res[n]["ns_per_call"]) if n in res else "-" for n in names])
+        r_rows.append([label_] + [fmt_ratio(res[n]["ratio_to_tuple"]) if n in res else "-" for n in names]
+                      + [fmt_ratio(ratio(res.get(counterpart(n), {}).get("ns_per_call"),
+                                         res.get(n, {}).get("ns_per_call"))) for n in faster])
+    labels = [label(n) for n in names]
     parts = [
-        f"### Decode only ({cfg['processes']} process(es) x {cfg['rounds']} rounds, medians)",
+        f"### {THIS.title} ({cfg['processes']} process(es) x {cfg['rounds']} rounds, medians)",
         "",
         "Time per RESULT body: the driver's Cython `ProtocolHandler.decode_message`, then the row factory.",
         "",
-        markdown_table(["body"] + [SHORT[n] for n in names], t_rows),
+        markdown_table(["body"] + labels, t_rows),
         "",
         "Relative to decode + `tuple_factory` (1.00x = the cost of decoding alone); `a/b` = how many times faster "
         "`b` is than `a` at this depth.",
         "",
-        markdown_table(["body"] + [SHORT[n] for n in names] + speed_cols, r_rows),
+        markdown_table(["body"] + labels + [versus_label(n) for n in faster], r_rows),
     ]
     if section.get("fastpath_missing"):
         parts += ["", f"Fast path not measured: {section['fastpath_missing']}."]
     return "\n".join(parts)
 
 
+def _ratio_panel(ax: Any, section: dict[str, Any]) -> None:
+    chart.bars(ax, section["cases"], "ratio_to_tuple",
+               f"{THIS.title}: driver decode_message + row factory,\nrelative to decode + tuple_factory",
+               "time / time with tuple_factory")
+
+
+PANELS = (chart.Panel(THIS.title, _ratio_panel),)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--worker"]:
-        common.worker_main(argv[1:], _work)
-        return 0
-    ap = common.bench_parser("benchmarks.bench_decode", __doc__, SIZES, offline=True)
+    if workers.is_worker(argv):
+        return workers.worker_main(argv, _work)
+    ap = cli.bench_parser(THIS.module, __doc__, SIZES, offline=True)
     ap.add_argument("--fixtures", help=f"comma-separated, of: {', '.join(fixtures.names())}")
     args = ap.parse_args(argv)
     spec = default_spec(args.size, args.fixtures.split(",") if args.fixtures else None, not args.no_python)
-    section = run(common.apply_overrides(spec, args.processes, args.rounds))
-    common.print_and_save("decode", section, render, args.json)
+    section = run(cli.apply_overrides(spec, args.processes, args.rounds))
+    cli.print_and_save(section, render, args.json)
     return 0
 
 

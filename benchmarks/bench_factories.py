@@ -13,29 +13,36 @@ processes run one after another; the figure is the median of all samples, in
 nanoseconds per call and per row, and ratios are taken between medians of the
 same run.
 
-``copy_tuples`` is the baseline of issue 2, "copying the rows into new plain
-tuples": ``list(map(tuple, rows))`` on the same values held as lists (a tuple
-of a tuple is the same object, so copying the tuples would allocate nothing).
-For issue 2's shape (10 mixed columns) the copy and ``cached_named_tuple``
+``copy_tuples`` is the baseline "copying the rows into new plain tuples":
+``list(map(tuple, rows))`` on the same values held as lists (a tuple of a
+tuple is the same object, so copying the tuples would allocate nothing).
+For the mixed table's shape (10 mixed columns) the copy and our named rows
 are timed a second time with every result of a sample kept alive
 (``*_kept``): dropped results let the next call's rows come back from a free
 list (CPython's for plain tuples, ``ext/rows.h``'s for our named rows; the
 driver's namedtuple instances have none), so both orders are shown.
 
-``tuple`` is the driver's ``tuple_factory``, which returns its input: its
-figure is the cost of a call, not of building rows. The fast path has no
-column here: it builds rows while decoding, so it has no separate
-row-building step to time; see ``bench_decode`` and ``bench_e2e``.
+The factories are those of ``profiling.factories`` that work on plain
+``(colnames, rows)``. ``tuple`` is the driver's ``tuple_factory``, which
+returns its input: its figure is the cost of a call, not of building rows.
+The fast path has no column here: it builds rows while decoding, so it has no
+separate row-building step to time; see ``bench_decode`` and ``bench_e2e``.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from . import common, shapes, targets
-from .common import COUNTERPART, SHORT, fmt_ns, fmt_ratio, markdown_table
+from profiling.factories import (BY_NAME, REFERENCE, color, counterpart, grouped, is_ours, label, of_families,
+                                 of_family, offline, versus, versus_label)
 
+from . import chart, cli, depths, shapes, targets, timing, workers
+from .stats import per_call, ratio
+from .tables import fmt_ns, fmt_ratio, markdown_table
+from .targets import MIXED_COLS, MIXED_KIND
+
+THIS = depths.BY_NAME["factory"]
 ROWS = (1, 10, 100, 1000, 5000)
 COLS = (3, 10, 50)
 
@@ -48,8 +55,45 @@ SIZES: dict[str, dict[str, Any]] = {
     "tiny": {"processes": 1, "rounds": 3, "sample_ms": 0.05},
 }
 
-FACTORY_ORDER = ("tuple", "copy_tuples", "named_tuple", "cached_named_tuple", "dict", "pf_dict",
-                 "ordered_dict", "pf_ordered_dict", "py_cached_named_tuple", "py_dict", "py_ordered_dict")
+
+def copy_tuples(colnames: Sequence[str], rows: Sequence[list]) -> list[tuple]:
+    """The baseline "copy the rows into new plain tuples".
+
+    It must be called with the rows as *lists*: ``tuple(t)`` of a tuple returns
+    ``t`` itself, so copying tuples would allocate nothing.
+    """
+    return list(map(tuple, rows))
+
+
+# --- the baselines of this depth, beside the registry's factories -------------------------------
+
+COPY = "copy_tuples"
+#: Our named rows: the factory the copy baseline is held against (and timed again with results kept).
+NAMED = next(f.name for f in of_family("pyfactories") if f.rows == "named")
+#: The copy and our named rows again, every result of a sample kept alive (``timing.time_loops_kept``).
+KEPT = {COPY: f"{COPY}_kept", NAMED: f"{NAMED}_kept"}
+BASELINE_LABELS = {COPY: "copy", KEPT[COPY]: "copy_kept", KEPT[NAMED]: f"{label(NAMED)}_kept"}
+
+
+def short(name: str) -> str:
+    """A column label: the baselines' own, else the registry's."""
+    return BASELINE_LABELS.get(name) or label(name)
+
+
+def order(present: Iterable[str]) -> list[str]:
+    """Table order of ``present``: the registry's reading order, the copy baseline (if there) right
+    after the reference; the kept variants are for the mixed table only."""
+    present = set(present)
+    names = grouped(n for n in present if n in BY_NAME)
+    at = names.index(REFERENCE) + 1 if REFERENCE in names else 0
+    return names[:at] + [COPY] * (COPY in present) + names[at:]
+
+
+def timed_factories(include_python: bool = True) -> dict[str, Callable[[Any, Any], Any]]:
+    """Every function timed at every shape, in table order: the registry's factories that work on plain
+    ``(colnames, rows)``, and the copy baseline."""
+    timed = {**offline(include_python), COPY: copy_tuples}
+    return {n: timed[n] for n in order(timed)}
 
 
 def default_spec(size: str = "quick", rows: Sequence[int] = ROWS, cols: Sequence[int] = COLS,
@@ -59,29 +103,32 @@ def default_spec(size: str = "quick", rows: Sequence[int] = ROWS, cols: Sequence
     return cfg
 
 
-def _work(spec: dict[str, Any]) -> dict[str, Any]:
-    """One worker process: every shape, every factory, interleaved rounds."""
-    factories = common.row_factories(include_python=spec["python_twins"])
-    factories["copy_tuples"] = common.copy_tuples
-    names = [n for n in FACTORY_ORDER if n in factories]
-    common.clear_caches()
-    inputs = []
+def _shapes(spec: dict[str, Any]) -> Iterator[tuple[int, int, str]]:
     for rows in spec["rows"]:
         for cols in spec["cols"]:
             for kind in spec["kinds"]:
-                colnames, data = shapes.make_rows(rows, cols, kind)
-                inputs.append((shapes.case_id(rows, cols, kind), colnames, data, [list(r) for r in data]))
-    common.settle_heap()
+                yield rows, cols, kind
+
+
+def _work(spec: dict[str, Any]) -> dict[str, Any]:
+    """One worker process: every shape, every factory, interleaved rounds."""
+    factories = timed_factories(include_python=spec["python_twins"])
+    timing.clear_caches()
+    inputs = []
+    for rows, cols, kind in _shapes(spec):
+        colnames, data = shapes.make_rows(rows, cols, kind)
+        inputs.append((shapes.case_id(rows, cols, kind), colnames, data, [list(r) for r in data]))
+    timing.settle_heap()
     target_ns = int(spec["sample_ms"] * 1e6)
     samples: dict[str, dict[str, list[float]]] = {}
     loops: dict[str, dict[str, int]] = {}
     for cid, colnames, data, data_lists in inputs:
-        cells: list[tuple] = [(n, factories[n], colnames, data_lists if n == "copy_tuples" else data) for n in names]
-        if cid.endswith(f"x{targets.ISSUE2_COLS} {targets.ISSUE2_KIND}"):
-            # issue 2's comparison again with every result kept alive (see common.time_loops_kept)
-            cells.append(("copy_tuples_kept", factories["copy_tuples"], colnames, data_lists, True))
-            cells.append(("cached_named_tuple_kept", factories["cached_named_tuple"], colnames, data, True))
-        samples[cid], loops[cid] = common.interleaved_samples(cells, spec["rounds"], target_ns)
+        cells: list[tuple] = [(n, f, colnames, data_lists if n == COPY else data) for n, f in factories.items()]
+        if cid.endswith(f"x{MIXED_COLS} {MIXED_KIND}"):
+            # the mixed table's comparison again with every result kept alive (see timing.time_loops_kept)
+            cells.append((KEPT[COPY], copy_tuples, colnames, data_lists, True))
+            cells.append((KEPT[NAMED], factories[NAMED], colnames, data, True))
+        samples[cid], loops[cid] = timing.interleaved_samples(cells, spec["rounds"], target_ns)
     return {"samples": samples, "loops": loops}
 
 
@@ -90,34 +137,34 @@ def run(spec: dict[str, Any], say=print) -> dict[str, Any]:
     n_cases = len(spec["rows"]) * len(spec["cols"]) * len(spec["kinds"])
     say(f"factory-only: {n_cases} shapes, {spec['processes']} process(es) x {spec['rounds']} rounds "
         f"of ~{spec['sample_ms']} ms samples")
-    results = common.run_workers("benchmarks.bench_factories", spec, spec["processes"], say=say)
-    merged = common.merge_samples(results)
+    results = workers.run_workers(THIS.module, spec, spec["processes"], say=say)
+    merged = workers.merge_samples(results)
     cases = []
-    for rows in spec["rows"]:
-        for cols in spec["cols"]:
-            for kind in spec["kinds"]:
-                cid = shapes.case_id(rows, cols, kind)
-                res = {}
-                for name, vals in merged[cid].items():
-                    s = common.summarize(vals)
-                    res[name] = {
-                        "ns_per_call": s["median"],
-                        "ns_per_row": s["median"] / rows,
-                        "rel_iqr": s["rel_iqr"],
-                        "n": s["n"],
-                        "loops": [r["loops"][cid][name] for r in results],
-                    }
-                cases.append({"id": cid, "rows": rows, "cols": cols, "kind": kind, "results": res})
+    for rows, cols, kind in _shapes(spec):
+        cid = shapes.case_id(rows, cols, kind)
+        res = {name: {**per_call(vals, rows), "loops": [r["loops"][cid][name] for r in results]}
+               for name, vals in merged[cid].items()}
+        cases.append({"id": cid, "rows": rows, "cols": cols, "kind": kind, "results": res})
     section = {
-        "depth": "factory_only",
+        "depth": THIS.key,
         "config": spec,
         "method": ("median of all samples (ns per call); samples from interleaved rounds in "
                    f"{spec['processes']} fresh process(es); ratios between medians of this run; "
                    "copy_tuples = list(map(tuple, rows as lists))"),
         "cases": cases,
     }
-    section["verdicts"] = targets.as_json(targets.factory_only(section))
+    section["verdicts"] = targets.as_json(verdicts(section))
     return section
+
+
+def verdicts(section: dict[str, Any]) -> list[targets.Verdict]:
+    return targets.factory_only(section)
+
+
+def figures(section: dict[str, Any]) -> Iterator[depths.Figure]:
+    for c in section.get("cases", []):
+        for f, r in c["results"].items():
+            yield depths.Figure(c["id"], f, "ns/call", r.get("ns_per_call"), headline=True)
 
 
 # --- tables --------------------------------------------------------------------------------
@@ -127,91 +174,128 @@ def _get(res: dict[str, Any], name: str, key: str = "ns_per_call") -> float | No
     return r[key] if r else None
 
 
+def _speedup(res: dict[str, Any], ours: str) -> str:
+    return fmt_ratio(ratio(_get(res, counterpart(ours)), _get(res, ours)))
+
+
 def matrix_table(section: dict[str, Any]) -> str:
     """Every shape: ns per row of each factory, and how many times faster ours is than the driver's."""
-    present = {n for c in section["cases"] for n in c["results"]}
-    names = [n for n in FACTORY_ORDER if n in present]
+    names = order({n for c in section["cases"] for n in c["results"]})
+    faster = versus(names)
     header = ["rows x cols kind"]
     for n in names:
-        header.append(SHORT[n])
-        if n in ("cached_named_tuple", "pf_dict", "pf_ordered_dict"):
-            header.append(f"{SHORT[COUNTERPART[n]]}/{SHORT[n]}")
+        header += [short(n)] + ([versus_label(n)] if n in faster else [])
     rows = []
     for c in section["cases"]:
         res = c["results"]
         line = [c["id"]]
         for n in names:
-            line.append(fmt_ns(_get(res, n, "ns_per_row")))
-            if n in ("cached_named_tuple", "pf_dict", "pf_ordered_dict"):
-                line.append(fmt_ratio(common.ratio(_get(res, COUNTERPART[n]), _get(res, n))))
+            line += [fmt_ns(_get(res, n, "ns_per_row"))] + ([_speedup(res, n)] if n in faster else [])
         rows.append(line)
     return markdown_table(header, rows)
 
 
-def issue2_table(section: dict[str, Any]) -> str:
-    """Issue 2's table: 10 mixed columns, ns per call, ratios against the driver and the copy baseline."""
-    header = ["rows", "named", "pf_named", "named/pf_named", "copy", "pf_named/copy",
-              "copy kept", "pf_named kept", "ratio kept",
-              "dict", "pf_dict", "dict/pf_dict", "odict", "pf_odict", "odict/pf_odict"]
+def mixed_table(section: dict[str, Any]) -> str:
+    """The mixed table: 10 mixed columns, ns per call, ratios against the driver and the copy baseline."""
+    ours = [f.name for f in of_family("pyfactories")]
+    header = ["rows"]
+    for n in ours:
+        header += [label(counterpart(n)), label(n), versus_label(n)]
+        if n == NAMED:
+            header += [short(COPY), f"{label(n)}/{short(COPY)}", f"{short(COPY)} kept", f"{label(n)} kept",
+                       "ratio kept"]
     rows = []
     for c in section["cases"]:
-        if c["cols"] != targets.ISSUE2_COLS or c["kind"] != targets.ISSUE2_KIND:
+        if c["cols"] != MIXED_COLS or c["kind"] != MIXED_KIND:
             continue
         r = c["results"]
-        rows.append([
-            str(c["rows"]),
-            fmt_ns(_get(r, "named_tuple")), fmt_ns(_get(r, "cached_named_tuple")),
-            fmt_ratio(common.ratio(_get(r, "named_tuple"), _get(r, "cached_named_tuple"))),
-            fmt_ns(_get(r, "copy_tuples")),
-            fmt_ratio(common.ratio(_get(r, "cached_named_tuple"), _get(r, "copy_tuples"))),
-            fmt_ns(_get(r, "copy_tuples_kept")), fmt_ns(_get(r, "cached_named_tuple_kept")),
-            fmt_ratio(common.ratio(_get(r, "cached_named_tuple_kept"), _get(r, "copy_tuples_kept"))),
-            fmt_ns(_get(r, "dict")), fmt_ns(_get(r, "pf_dict")),
-            fmt_ratio(common.ratio(_get(r, "dict"), _get(r, "pf_dict"))),
-            fmt_ns(_get(r, "ordered_dict")), fmt_ns(_get(r, "pf_ordered_dict")),
-            fmt_ratio(common.ratio(_get(r, "ordered_dict"), _get(r, "pf_ordered_dict"))),
-        ])
+        line = [str(c["rows"])]
+        for n in ours:
+            line += [fmt_ns(_get(r, counterpart(n))), fmt_ns(_get(r, n)), _speedup(r, n)]
+            if n == NAMED:
+                line += [fmt_ns(_get(r, COPY)), fmt_ratio(ratio(_get(r, n), _get(r, COPY))),
+                         fmt_ns(_get(r, KEPT[COPY])), fmt_ns(_get(r, KEPT[n])),
+                         fmt_ratio(ratio(_get(r, KEPT[n]), _get(r, KEPT[COPY])))]
+        rows.append(line)
     return markdown_table(header, rows)
 
 
 def render(section: dict[str, Any]) -> str:
     cfg = section["config"]
+    named, copy = label(NAMED), short(COPY)
     parts = [
-        f"### Factory only ({cfg['processes']} process(es) x {cfg['rounds']} rounds, medians)",
+        f"### {THIS.title} ({cfg['processes']} process(es) x {cfg['rounds']} rounds, medians)",
         "",
-        "Issue 2 table: 10 columns of mixed values, time per call. "
-        "`a/b` = how many times `b` is faster than `a` (or, for `pf_named/copy`, what our named rows cost "
+        f"Mixed table: {MIXED_COLS} columns of {MIXED_KIND} values, time per call. "
+        f"`a/b` = how many times `b` is faster than `a` (or, for `{named}/{copy}`, what our named rows cost "
         "relative to copying the rows into new plain tuples: `list(map(tuple, rows_as_lists))`). "
         "The `kept` columns time the copy and our named rows again with every result of a sample kept alive: "
         "when results are dropped at once, the next call's rows come back from a free list (CPython's for plain "
         "tuples, ours for our named rows; up to 2,000 per length) and trigger no collection.",
         "",
-        issue2_table(section),
+        mixed_table(section),
         "",
         "All shapes: time per row (per call / rows). `tuple` is the driver's tuple_factory (returns its input); "
         "`py_*` are pyfactories' pure-Python twins.",
         "",
         matrix_table(section),
         "",
-        *targets.fenced("Issue 2 targets:", section["verdicts"]),
+        *targets.fenced("Targets:", section["verdicts"]),
     ]
     return "\n".join(parts)
 
 
+# --- chart ---------------------------------------------------------------------------------
+
+def _panel_title(cols: int, kind: str) -> str:
+    return f"{THIS.title}: {cols} {kind} columns,\ncost relative to copying into new plain tuples"
+
+
+def _copy_panel(ax: Any, section: dict[str, Any]) -> None:
+    """Each factory's time relative to the copy baseline, by rows per call, at the mixed table's shape
+    (or the first shape of the run if it did not time that one)."""
+    cols, kind = MIXED_COLS, MIXED_KIND
+    if not any(c["cols"] == cols and c["kind"] == kind for c in section["cases"]):
+        cols, kind = min(c["cols"] for c in section["cases"]), min(c["kind"] for c in section["cases"])
+    cases = sorted((c for c in section["cases"] if c["cols"] == cols and c["kind"] == kind), key=lambda c: c["rows"])
+    present = {n for c in cases for n in c["results"]} - {REFERENCE}
+    for name in of_families(present, "driver", "pyfactories"):
+        xs, ys = [], []
+        for c in cases:
+            r = ratio(_get(c["results"], name), _get(c["results"], COPY))
+            if r is not None:
+                xs.append(c["rows"])
+                ys.append(r)
+        if xs:
+            ax.plot(xs, ys, marker="o", label=name, color=color(name),
+                    ls="-" if is_ours(name) else "--")
+    ax.axhline(1.0, color="black", lw=0.8, ls="--")
+    ax.axhline(1.3, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rows per call", fontsize=9)
+    ax.set_ylabel(f"time / time of {COPY}", fontsize=9)
+    ax.set_title(_panel_title(cols, kind), fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+
+
+PANELS = (chart.Panel(_panel_title(MIXED_COLS, MIXED_KIND), _copy_panel),)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--worker"]:
-        common.worker_main(argv[1:], _work)
-        return 0
-    ap = common.bench_parser("benchmarks.bench_factories", __doc__, SIZES, offline=True)
+    if workers.is_worker(argv):
+        return workers.worker_main(argv, _work)
+    ap = cli.bench_parser(THIS.module, __doc__, SIZES, offline=True)
     ap.add_argument("--rows", default=",".join(map(str, ROWS)), help="comma-separated row counts")
     ap.add_argument("--cols", default=",".join(map(str, COLS)), help="comma-separated column counts")
     ap.add_argument("--kinds", default=",".join(shapes.KINDS), help="ints,text,mixed")
     args = ap.parse_args(argv)
     spec = default_spec(args.size, [int(x) for x in args.rows.split(",")], [int(x) for x in args.cols.split(",")],
                         args.kinds.split(","), python_twins=not args.no_python)
-    section = run(common.apply_overrides(spec, args.processes, args.rounds))
-    common.print_and_save("factory_only", section, render, args.json)
+    section = run(cli.apply_overrides(spec, args.processes, args.rounds))
+    cli.print_and_save(section, render, args.json)
     return 0
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from profiling.cluster import connect, reach
+
 from . import dataset, fixtures
 
 RESULT_OPCODE = 0x08
@@ -39,7 +41,7 @@ class Capture:
 
 KS = dataset.KEYSPACE
 CAPTURES: tuple[Capture, ...] = (
-    Capture("row1_10col", "1 row x 10 columns (seed 004's single-row select)",
+    Capture("row1_10col", "1 row x 10 columns (the 'Avoid namedtuple' single-row select)",
             f"SELECT * FROM {KS}.narrow WHERE k = ?", (4242,), 1),
     Capture("page200_10col", "200-row page x 10 columns",
             f"SELECT * FROM {KS}.pages WHERE p = ?", (7,), dataset.PAGE_ROWS, dataset.PAGE_ROWS),
@@ -124,27 +126,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from cassandra.query import tuple_factory
 
-    from profiling.node import ensure_up, port, stop
-
-    if args.hosts:
-        started, hosts = False, [h.strip() for h in args.hosts.split(",") if h.strip()]
-    else:
-        started, hosts = ensure_up(nodes=1)
-    try:
-        cluster, session = dataset.connect(hosts, args.port or port())
+    with reach(args.hosts, args.port) as contact:
+        cluster, session = connect(contact, row_factory=tuple_factory, **dataset.CONNECT_OPTIONS)
         try:
-            from cassandra.cluster import EXEC_PROFILE_DEFAULT
-
-            cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = tuple_factory
             dataset.ensure_dataset(session)
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
             capture_all(session, out, dataset.cassandra_version(session))
         finally:
             cluster.shutdown()
-    finally:
-        if started:
-            stop()
     return 0
 
 

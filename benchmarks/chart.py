@@ -1,36 +1,43 @@
-"""The PNG chart of a benchmark run: every depth as ratios to a plain-tuple reference.
+"""The PNG chart of a benchmark run: every depth's panels, as ratios to a plain-tuple reference.
 
     python -m benchmarks.chart bench-results/<stamp>/results.json [-o chart.png]
 
-Four panels. Decode-only and end-to-end (CPU per query, throughput) are
-ratios to ``tuple_factory`` measured in the same run. Factory-only is the
-exception: there ``tuple_factory`` only returns its input (it costs one call,
-whatever the rows), so the reference is the cost of copying the rows into new
-plain tuples, the baseline issue 2 names.
+Each depth (``benchmarks.depths``) draws its own panels, two to a row. Decode-only
+and end-to-end (CPU per query, throughput) are ratios to ``tuple_factory``
+measured in the same run. Factory-only is the exception: there
+``tuple_factory`` only returns its input (it costs one call, whatever the rows),
+so the reference is the cost of copying the rows into new plain tuples, the
+baseline of the factory-only targets.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from . import common, targets
+from profiling import factories as registry
 
-COLORS = {
-    "tuple": "#7f7f7f", "named_tuple": "#d62728", "dict": "#ff7f0e", "ordered_dict": "#e377c2",
-    "cached_named_tuple": "#1f77b4", "pf_dict": "#2ca02c", "pf_ordered_dict": "#17becf",
-    "fastpath_named": "#9467bd", "fastpath_dict": "#8c564b",
-    "py_cached_named_tuple": "#aec7e8", "py_dict": "#98df8a", "py_ordered_dict": "#9edae5",
-}
-BAR_ORDER = ("tuple", "named_tuple", "cached_named_tuple", "fastpath_named", "dict", "pf_dict", "fastpath_dict",
-             "ordered_dict", "pf_ordered_dict")
+from . import depths
+from .results_json import load_json
 
 
-def _bars(ax: Any, cases: list[dict[str, Any]], key: str, title: str, ylabel: str,
-          marks: dict[tuple[str, str], float] | None = None) -> None:
-    present = [n for n in BAR_ORDER if any(n in c["results"] for c in cases)]
+@dataclass(frozen=True)
+class Panel:
+    """One chart panel of a depth: ``draw(ax, section)`` when the depth has cases, else ``title``
+    and why not (``not run``, or the section's ``skipped``)."""
+    title: str
+    draw: Callable[[Any, dict[str, Any]], None]
+
+
+def bars(ax: Any, cases: list[dict[str, Any]], key: str, title: str, ylabel: str,
+         marks: dict[tuple[str, str], float] | None = None) -> None:
+    """Grouped bars of ``results[factory][key]`` per case, in reading order (no pure-Python twins);
+    ``marks`` draws a black tick at a limit over the bar of ``(case, factory)``."""
+    present = registry.of_families({n for c in cases for n in c["results"]}, "driver", *registry.OURS)
     width = 0.8 / max(1, len(present))
     for i, name in enumerate(present):
         xs, ys = [], []
@@ -39,7 +46,7 @@ def _bars(ax: Any, cases: list[dict[str, Any]], key: str, title: str, ylabel: st
             if v is not None:
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(v)
-        ax.bar(xs, ys, width, label=name, color=COLORS.get(name))
+        ax.bar(xs, ys, width, label=name, color=registry.color(name))
     for (case_id, name), limit in (marks or {}).items():
         if name in present:
             ids = [c["id"] for c in cases]
@@ -54,47 +61,11 @@ def _bars(ax: Any, cases: list[dict[str, Any]], key: str, title: str, ylabel: st
     ax.grid(axis="y", alpha=0.3)
 
 
-def _empty(ax: Any, title: str, why: str) -> None:
+def empty(ax: Any, title: str, why: str) -> None:
     ax.set_title(title, fontsize=10)
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, fontsize=9, wrap=True)
     ax.set_xticks([])
     ax.set_yticks([])
-
-
-def _factory_panel(ax: Any, section: dict[str, Any] | None) -> None:
-    title = (f"Factory only: {targets.ISSUE2_COLS} {targets.ISSUE2_KIND} columns,\n"
-             "cost relative to copying into new plain tuples")
-    if not section:
-        _empty(ax, title, "not run")
-        return
-    cases = sorted((c for c in section["cases"] if c["cols"] == targets.ISSUE2_COLS and c["kind"] == targets.ISSUE2_KIND),
-                   key=lambda c: c["rows"])
-    if not cases:
-        cols = sorted({c["cols"] for c in section["cases"]})
-        kinds = sorted({c["kind"] for c in section["cases"]})
-        cases = sorted((c for c in section["cases"] if c["cols"] == cols[0] and c["kind"] == kinds[0]),
-                       key=lambda c: c["rows"])
-        title = f"Factory only: {cols[0]} {kinds[0]} columns,\ncost relative to copying into new plain tuples"
-    for name in ("named_tuple", "cached_named_tuple", "dict", "pf_dict", "ordered_dict", "pf_ordered_dict"):
-        xs, ys = [], []
-        for c in cases:
-            r = common.ratio(c["results"].get(name, {}).get("ns_per_call"),
-                             c["results"].get("copy_tuples", {}).get("ns_per_call"))
-            if r is not None:
-                xs.append(c["rows"])
-                ys.append(r)
-        if xs:
-            ax.plot(xs, ys, marker="o", label=name, color=COLORS[name],
-                    ls="-" if name in common.OURS else "--")
-    ax.axhline(1.0, color="black", lw=0.8, ls="--")
-    ax.axhline(1.3, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("rows per call", fontsize=9)
-    ax.set_ylabel("time / time of copy_tuples", fontsize=9)
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
 
 
 def draw(results: dict[str, Any], path: str | Path) -> Path:
@@ -103,32 +74,23 @@ def draw(results: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(14, 9.5))
-    _factory_panel(axes[0][0], results.get("factory_only"))
-    dec = results.get("decode")
-    if dec and dec.get("cases"):
-        _bars(axes[0][1], dec["cases"], "ratio_to_tuple",
-              "Decode only: driver decode_message + row factory,\nrelative to decode + tuple_factory",
-              "time / time with tuple_factory")
-    else:
-        _empty(axes[0][1], "Decode only", "not run")
-    e2e = results.get("e2e")
-    if e2e and e2e.get("cases"):
-        marks = {(w, f): limit for w, f, limit in targets.E2E_TARGETS}
-        _bars(axes[1][0], e2e["cases"], "cpu_ratio",
-              "End to end: client CPU per query relative to tuple_factory\n(black ticks: issue 5 targets)",
-              "CPU per query / tuple's", marks)
-        _bars(axes[1][1], e2e["cases"], "qps_ratio", "End to end: throughput relative to tuple_factory",
-              "queries per second / tuple's")
-    else:
-        why = (e2e or {}).get("skipped", "not run")
-        _empty(axes[1][0], "End to end: client CPU per query", why)
-        _empty(axes[1][1], "End to end: throughput", why)
-    # one legend for the bar panels, under them
+    panels = [(panel, results.get(depth.key)) for depth in depths.DEPTHS for panel in depth.bench.PANELS]
+    rows = math.ceil(len(panels) / 2)
+    fig, grid = plt.subplots(rows, 2, figsize=(14, 4.75 * rows), squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for ax, (panel, section) in zip(axes, panels):
+        if section and section.get("cases"):
+            panel.draw(ax, section)
+        else:
+            empty(ax, panel.title, (section or {}).get("skipped", "not run"))
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    # one legend for the panels without their own, under them
     handles: dict[str, Any] = {}
-    for ax in (axes[0][1], axes[1][0], axes[1][1]):
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, h)
+    for ax in axes:
+        if ax.get_legend() is None:
+            for h, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, h)
     if handles:
         fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=len(handles), fontsize=8,
                    frameon=False)
@@ -154,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-o", "--output", help="PNG path (default: chart.png next to the results)")
     args = ap.parse_args(argv)
     out = args.output or str(Path(args.results).with_name("chart.png"))
-    print(draw(common.load_json(args.results), out))
+    print(draw(load_json(args.results), out))
     return 0
 
 

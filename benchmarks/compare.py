@@ -23,9 +23,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from . import common, targets
+from profiling import factories as registry
 
-OURS = set(common.OURS) | {"fastpath_named", "fastpath_dict"}
+from . import depths, targets
+from .results_json import load_json
+from .tables import markdown_table
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class Metric:
     factory: str
     name: str
     lower_is_better: bool
+    headline: bool = False  # summed up for pyfactories' own factories
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -49,20 +52,9 @@ def metrics(results: dict[str, Any]) -> dict[tuple[str, str, str, str], tuple[Me
         if isinstance(v, (int, float)) and v > 0 and math.isfinite(v):
             out[m.key] = (m, float(v))
 
-    for c in (results.get("factory_only") or {}).get("cases", []):
-        for f, r in c["results"].items():
-            put(Metric("factory", c["id"], f, "ns/call", True), r.get("ns_per_call"))
-    for c in (results.get("decode") or {}).get("cases", []):
-        for f, r in c["results"].items():
-            put(Metric("decode", c["id"], f, "ns/call", True), r.get("ns_per_call"))
-            if f != "tuple":
-                put(Metric("decode", c["id"], f, "ratio to tuple", True), r.get("ratio_to_tuple"))
-    for c in (results.get("e2e") or {}).get("cases", []):
-        for f, r in c["results"].items():
-            put(Metric("e2e", c["id"], f, "CPU/query µs", True), r.get("cpu_us_per_query"))
-            if f != "tuple":
-                put(Metric("e2e", c["id"], f, "CPU ratio to tuple", True), r.get("cpu_ratio"))
-                put(Metric("e2e", c["id"], f, "q/s ratio to tuple", False), r.get("qps_ratio"))
+    for depth, section in depths.sections(results):
+        for fig in depth.bench.figures(section):
+            put(Metric(depth.name, fig.case, fig.factory, fig.metric, fig.lower_is_better, fig.headline), fig.value)
     return out
 
 
@@ -96,7 +88,7 @@ def env_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 def _verdicts(results: dict[str, Any]) -> dict[tuple[str, str, str], targets.Verdict]:
     raw = results.get("verdicts")
     if raw is None:  # a single bench's file: the verdicts sit in its section
-        raw = [v for sec in ("factory_only", "e2e") for v in (results.get(sec) or {}).get("verdicts", [])]
+        raw = [v for _, section in depths.sections(results) for v in section.get("verdicts", [])]
     vs = [targets.Verdict(**v) for v in raw]
     return {(v.depth, v.case, v.what): v for v in vs if v.status in ("PASS", "MISS")}
 
@@ -121,7 +113,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0, sh
         vb = b[k][1]
         change = vb / va
         improved = change < 1 if m.lower_is_better else change > 1
-        if m.factory in OURS and m.name in ("ns/call", "CPU ratio to tuple"):
+        if m.headline and registry.is_ours(m.factory):
             by_depth.setdefault(m.depth, []).append(change)
         moved = abs(change - 1) * 100 >= threshold
         if moved:
@@ -135,8 +127,8 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0, sh
     if rows:
         lines.append(f"figures that moved by {threshold:g}% or more ({better} better, {worse} worse, "
                      f"of {len(common_keys)} compared):" if not show_all else f"all {len(common_keys)} figures:")
-        lines.append(common.markdown_table(["depth", "case", "factory", "metric", "old", "new", "change", ""], rows,
-                                           ["l", "l", "l", "l", "r", "r", "r", "l"]))
+        lines.append(markdown_table(["depth", "case", "factory", "metric", "old", "new", "change", ""], rows,
+                                    ["l", "l", "l", "l", "r", "r", "r", "l"]))
     else:
         lines.append(f"nothing moved by {threshold:g}% or more ({len(common_keys)} figures compared)")
     if by_depth:
@@ -162,10 +154,10 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0, sh
 def _size(results: dict[str, Any]) -> str:
     if results.get("size"):
         return str(results["size"])
-    for sec in ("factory_only", "decode", "e2e"):
-        size = ((results.get(sec) or {}).get("config") or {}).get("size")
+    for depth, section in depths.sections(results):
+        size = (section.get("config") or {}).get("size")
         if size:
-            return f"{size}, {sec} only"
+            return f"{size}, {depth.key} only"
     return "?"
 
 
@@ -180,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=5.0, help="percent change to report (default 5)")
     ap.add_argument("--all", action="store_true", help="list every figure, moved or not")
     args = ap.parse_args(argv)
-    print(compare(common.load_json(args.old), common.load_json(args.new), args.threshold, args.all))
+    print(compare(load_json(args.old), load_json(args.new), args.threshold, args.all))
     return 0
 
 

@@ -1,10 +1,10 @@
-"""The benchmark keyspace on a real Cassandra: schema, deterministic data, connection.
+"""The benchmark keyspace on a real Cassandra: schema, deterministic data, how to connect.
 
 Keyspace ``pyfactories_bench`` (replication factor 1). Tables, all loaded from
 a fixed seed so every run (and the captured fixtures) sees the same values:
 
-* ``narrow``: 10 columns, 10,000 single-row partitions: the workload of seed
-  004 ("Avoid namedtuple": many small SELECTs of one row over 10,000 rows);
+* ``narrow``: 10 columns, 10,000 single-row partitions: the select workload of
+  the "Avoid namedtuple" write-up (many small SELECTs of one row over 10,000 rows);
 * ``pages``: 10 columns, 50 partitions of 200 rows: one page per query;
 * ``wide``: 50 columns, 20 partitions of 200 rows;
 * ``coll``: 10 columns, 6 of them collections or tuples, 20 partitions of 200 rows.
@@ -127,25 +127,10 @@ _LOADERS: dict[str, tuple[Callable[[], list[tuple]], Sequence[str]]] = {
 
 # --- connection ------------------------------------------------------------------------------
 
-def connect(hosts: Sequence[str], port: int, *, compression: bool = False, connect_timeout: float = 30.0):
-    """A ``(cluster, session)`` with an explicit default profile (no driver warnings), no compression.
-
-    No compression: the bodies the protocol handler decodes are then the bodies
-    on the wire, and the client CPU is not spent on (de)compressing.
-    """
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
-
-    profile = ExecutionProfile(load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-                               request_timeout=60.0)
-    cluster = Cluster(list(hosts), port=port, compression=compression, connect_timeout=connect_timeout,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
-    try:
-        session = cluster.connect()
-    except BaseException:
-        cluster.shutdown()
-        raise
-    return cluster, session
+#: What the benchmarks and ``capture`` pass to ``profiling.cluster.connect``. No compression: the
+#: bodies the protocol handler decodes are then the bodies on the wire, and the client CPU is not
+#: spent on (de)compressing; generous timeouts for a node sharing a small machine.
+CONNECT_OPTIONS: dict[str, Any] = {"compression": False, "connect_timeout": 30.0, "request_timeout": 60.0}
 
 
 def cassandra_version(session) -> str:

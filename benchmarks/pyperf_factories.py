@@ -1,4 +1,4 @@
-"""Issue 2's factory-only table measured by pyperf: a cross-check of ``bench_factories``' harness.
+"""The factory-only mixed table measured by pyperf: a cross-check of ``bench_factories``' harness.
 
     python -m benchmarks.pyperf_factories --fast -o pyperf.json          # a few minutes
     python -m benchmarks.pyperf_factories --rows 1,1000 --factories named_tuple,cached_named_tuple -o a.json
@@ -8,18 +8,26 @@ Every pyperf option works (``--fast``, ``--rigorous``, ``-p``, ``--affinity``,
 ...). pyperf runs each benchmark in its own worker processes one after
 another (not interleaved), so ``make bench`` uses ``bench_factories``; this
 script exists to check that both harnesses agree. Same inputs as
-``bench_factories`` (``benchmarks.shapes``), same copy baseline.
+``bench_factories`` (``benchmarks.shapes``), same factories and copy baseline;
+by default the mixed table's: our compiled factories, the driver's they
+replace, and the copy.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Callable
 
-from . import common, shapes
+from profiling.factories import counterpart, of_family
 
-DEFAULT_FACTORIES = ("named_tuple", "cached_named_tuple", "copy_tuples", "dict", "pf_dict")
+from . import shapes
+from .bench_factories import COPY, ROWS, timed_factories
+from .targets import MIXED_COLS, MIXED_KIND
+
+
+def default_factories() -> list[str]:
+    """The mixed table's factories: each of ours after the driver's it replaces, then the copy baseline."""
+    return [n for f in of_family("pyfactories") for n in (counterpart(f.name), f.name)] + [COPY]
 
 
 def _time(loops: int, fn: Callable[[Any, Any], Any], a: Any, b: Any) -> float:
@@ -39,13 +47,12 @@ def main() -> None:
 
     runner = pyperf.Runner(program_args=("-m", "benchmarks.pyperf_factories"),
                            add_cmdline_args=_forward)
-    runner.argparser.add_argument("--rows", default="1,10,100,1000,5000")
-    runner.argparser.add_argument("--cols", type=int, default=10)
-    runner.argparser.add_argument("--kind", default="mixed", choices=shapes.KINDS)
-    runner.argparser.add_argument("--factories", default=",".join(DEFAULT_FACTORIES))
+    runner.argparser.add_argument("--rows", default=",".join(map(str, ROWS)))
+    runner.argparser.add_argument("--cols", type=int, default=MIXED_COLS)
+    runner.argparser.add_argument("--kind", default=MIXED_KIND, choices=shapes.KINDS)
+    runner.argparser.add_argument("--factories", default=",".join(default_factories()))
     args = runner.parse_args()
-    factories = common.row_factories()
-    factories["copy_tuples"] = common.copy_tuples
+    factories = timed_factories()
     names = args.factories.split(",")
     unknown = [n for n in names if n not in factories]
     if unknown:
@@ -55,7 +62,7 @@ def main() -> None:
         colnames, data = shapes.make_rows(rows, args.cols, args.kind)
         lists = [list(r) for r in data]
         for name in names:
-            arg = lists if name == "copy_tuples" else data
+            arg = lists if name == COPY else data
             runner.bench_time_func(f"{name} {shapes.case_id(rows, args.cols, args.kind)}", _time,
                                    factories[name], colnames, arg)
 

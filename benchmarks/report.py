@@ -9,7 +9,8 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from . import bench_decode, bench_e2e, bench_factories, common, targets
+from . import depths, targets
+from .results_json import load_json
 
 
 def environment_lines(env: dict[str, Any]) -> list[str]:
@@ -47,12 +48,8 @@ def render(results: dict[str, Any]) -> str:
         *environment_lines(env),
         "",
     ]
-    if results.get("factory_only"):
-        parts += [bench_factories.render(results["factory_only"]), ""]
-    if results.get("decode"):
-        parts += [bench_decode.render(results["decode"]), ""]
-    if results.get("e2e"):
-        parts += [bench_e2e.render(results["e2e"]), ""]
+    for depth, section in depths.sections(results):
+        parts += [depth.bench.render(section), ""]
     verdicts = [targets.Verdict(**v) for v in results.get("verdicts", [])] or targets.all_verdicts(results)
     if verdicts:
         parts += [*targets.fenced("### All targets", verdicts), ""]
@@ -64,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("results", help="a JSON file written by benchmarks.run (or by one bench with --json)")
     ap.add_argument("-o", "--output", help="write the markdown here instead of printing it")
     args = ap.parse_args(argv)
-    text = render(common.load_json(args.results))
+    text = render(load_json(args.results))
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

@@ -1,4 +1,4 @@
-"""The targets of issues 2 and 5, checked against a run's results.
+"""The benchmarks' targets, checked against a run's results.
 
 Targets are benchmarks, not timed tests: a miss is printed plainly (``MISS``)
 and recorded in the JSON, it does not fail the run.
@@ -9,18 +9,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-#: Issue 2's factory-only table: 10 columns of mixed values.
-ISSUE2_COLS = 10
-ISSUE2_KIND = "mixed"
-ISSUE2_ROWS = (1, 10, 100, 1000, 5000)
+#: The factory-only mixed table: 10 columns of mixed values, at these row counts.
+MIXED_COLS = 10
+MIXED_KIND = "mixed"
+MIXED_ROWS = (1, 10, 100, 1000, 5000)
 
-#: Issues 5 and 6: client CPU per query relative to tuple_factory on this machine's reference run.
+#: End to end: client CPU per query relative to tuple_factory on this machine's reference run.
 E2E_TARGETS = (
     # (workload, factory, limit)
     ("single", "cached_named_tuple", 1.02),
     ("pages", "cached_named_tuple", 1.05),
     ("pages", "pf_dict", 1.08),
-    ("single", "fastpath_named", 0.85),  # issue 6
+    ("single", "fastpath_named", 0.85),
     ("pages", "fastpath_named", 0.85),
     ("single", "fastpath_dict", 0.90),
     ("pages", "fastpath_dict", 0.90),
@@ -33,9 +33,9 @@ E2E_REFERENCE = (
     ("pages", "dict", 1.19),
 )
 
-#: Seed 004 ("Avoid namedtuple"): run time of its select workload per row factory, in seconds
+#: The "Avoid namedtuple" write-up: run time of its select workload per row factory, in seconds
 #: (Python 2.7, the driver of the time, wall clock). Quoted for comparison with the ``single`` workload.
-SEED004_RUNTIME_S = {"tuple": 0.884321, "named_tuple": 1.480597, "dict": 0.876114, "ordered_dict": 0.945361}
+AVOID_NAMEDTUPLE_RUNTIME_S = {"tuple": 0.884321, "named_tuple": 1.480597, "dict": 0.876114, "ordered_dict": 0.945361}
 
 
 @dataclass
@@ -62,11 +62,11 @@ def _check(value: float | None, op: str, limit: float) -> str:
 
 
 def factory_only(section: dict[str, Any]) -> list[Verdict]:
-    """Issue 2's speed targets, from a factory-only section."""
+    """The factory-only speed targets (the mixed table's shape), from a factory-only section."""
     out: list[Verdict] = []
     by_rows = {
         c["rows"]: c["results"] for c in section.get("cases", [])
-        if c["cols"] == ISSUE2_COLS and c["kind"] == ISSUE2_KIND
+        if c["cols"] == MIXED_COLS and c["kind"] == MIXED_KIND
     }
 
     def med(res: dict[str, Any], name: str) -> float | None:
@@ -77,18 +77,18 @@ def factory_only(section: dict[str, Any]) -> list[Verdict]:
         a, b = med(res, slow), med(res, fast)
         return a / b if a and b else None
 
-    case = lambda rows: f"{rows}x{ISSUE2_COLS} {ISSUE2_KIND}"  # noqa: E731
+    case = lambda rows: f"{rows}x{MIXED_COLS} {MIXED_KIND}"  # noqa: E731
     for rows, limit in ((1, 100.0), (1000, 4.0)):
         res = by_rows.get(rows, {})
         v = speedup(res, "named_tuple", "cached_named_tuple")
         out.append(Verdict("factory", case(rows), "named_tuple / cached_named_tuple", f">= {limit:g}x",
                            v, _check(v, ">=", limit)))
-    for rows in ISSUE2_ROWS:
+    for rows in MIXED_ROWS:
         res = by_rows.get(rows, {})
         v = speedup(res, "cached_named_tuple", "copy_tuples")  # cost relative to copying
         out.append(Verdict("factory", case(rows), "cached_named_tuple / copy_tuples", "<= 1.3x",
                            v, _check(v, "<=", 1.3)))
-    for rows in ISSUE2_ROWS:
+    for rows in MIXED_ROWS:
         res = by_rows.get(rows, {})
         v = speedup(res, "cached_named_tuple_kept", "copy_tuples_kept")
         if v is not None:
@@ -102,7 +102,7 @@ def factory_only(section: dict[str, Any]) -> list[Verdict]:
 
 
 def end_to_end(section: dict[str, Any]) -> list[Verdict]:
-    """Issue 5's targets (client CPU per query / tuple_factory's), plus the driver's reference figures."""
+    """The end-to-end targets (client CPU per query / tuple_factory's), plus the driver's reference figures."""
     out: list[Verdict] = []
     cases = {c["id"]: c for c in section.get("cases", [])}
     for workload, factory, limit in E2E_TARGETS:
@@ -114,17 +114,15 @@ def end_to_end(section: dict[str, Any]) -> list[Verdict]:
         r = cases.get(workload, {}).get("results", {}).get(factory)
         v = r.get("cpu_ratio") if r else None
         out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple", f"reference ~{ref:.2f}x", v,
-                           "REF" if v is not None else "N/A", "driver figure from issue 5, not a target"))
+                           "REF" if v is not None else "N/A", "the driver's own figure, not a target"))
     return out
 
 
 def all_verdicts(results: dict[str, Any]) -> list[Verdict]:
-    out: list[Verdict] = []
-    if results.get("factory_only"):
-        out += factory_only(results["factory_only"])
-    if results.get("e2e") and results["e2e"].get("cases"):
-        out += end_to_end(results["e2e"])
-    return out
+    """Every depth's verdicts (``depths.DEPTHS``), for the depths the results hold."""
+    from .depths import sections
+
+    return [v for depth, section in sections(results) for v in depth.bench.verdicts(section)]
 
 
 def as_json(verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:

@@ -136,6 +136,10 @@ FACTORIES: tuple[Factory, ...] = (
 BY_NAME: dict[str, Factory] = {f.name: f for f in FACTORIES}
 #: The reference every ratio is taken against.
 REFERENCE = "tuple"
+#: The families that are pyfactories' own work.
+OURS = ("pyfactories", "fastpath")
+#: A colour for names the registry does not know.
+OTHER_COLOR = "#7f7f7f"
 
 
 def _names_typed() -> dict[str, Factory]:
@@ -192,6 +196,39 @@ def label(name: str) -> str:
     """A factory's label for narrow columns (its own name when it is not registered)."""
     f = BY_NAME.get(name)
     return f.short if f else name
+
+
+def color(name: str) -> str:
+    f = BY_NAME.get(name)
+    return f.color if f else OTHER_COLOR
+
+
+def is_ours(name: str) -> bool:
+    """One of pyfactories' own (compiled or fast path): what ``compare`` sums up, charts draw solid."""
+    f = BY_NAME.get(name)
+    return f is not None and f.family in OURS
+
+
+def counterpart(name: str) -> str:
+    """The driver's factory ``name`` replaces (the reference for one that replaces none)."""
+    return BY_NAME[name].counterpart or REFERENCE
+
+
+def versus(present: Iterable[str]) -> list[str]:
+    """Ours among ``present`` whose counterpart is present too, in registry order: the factories
+    that get an "a/b" column (how many times faster than what they replace)."""
+    present = set(present)
+    return [f.name for f in FACTORIES if f.name in present and f.family in OURS and f.counterpart in present]
+
+
+def versus_label(name: str) -> str:
+    """``counterpart/ours`` in short labels, e.g. ``named/pf_named``."""
+    return f"{label(counterpart(name))}/{label(name)}"
+
+
+def of_families(present: Iterable[str], *families: str) -> list[str]:
+    """The registered ones of ``families`` among ``present``, in reading order (:func:`grouped`)."""
+    return [n for n in grouped(present) if n in BY_NAME and BY_NAME[n].family in families]
 
 
 def offline(include_python: bool = True) -> dict[str, Callable[[Any, Any], Any]]:

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from benchmarks import targets
+from profiling.factories import FACTORIES
 
 ENV = {
     "created": "2025-01-01T00:00:00+00:00",
@@ -18,7 +19,7 @@ ENV = {
     "git": {"commit": "0" * 40, "dirty": False},
 }
 
-# ns per call at 10 mixed columns, per rows: chosen so that every issue-2 target passes
+# ns per call at 10 mixed columns, per rows: chosen so that every factory-only target passes
 FACTORY_NS = {
     1: {"tuple": 40, "copy_tuples": 200, "named_tuple": 50_000, "cached_named_tuple": 200, "dict": 600,
         "pf_dict": 300, "ordered_dict": 1500, "pf_ordered_dict": 700},
@@ -76,7 +77,8 @@ def results(scale: dict[str, float] | None = None, e2e_scale: dict[str, float] |
         rows = 1 if wid == "single" else 200
         e2e_cases.append({"id": wid, "description": wid, "rows": rows, "cols": 10, "in_flight": 1,
                           "queries_per_round": 100, "rounds": 5, "results": res})
-    e2e = {"depth": "e2e", "config": {"size": "quick", "rounds": 5, "factories": list(E2E_CPU_US["single"])},
+    run_order = [f.name for f in FACTORIES if f.name in E2E_CPU_US["single"]]  # as bench_e2e lists them
+    e2e = {"depth": "e2e", "config": {"size": "quick", "rounds": 5, "factories": run_order},
            "cassandra": copy.deepcopy(ENV["cassandra"]), "cases": e2e_cases}
     e2e["verdicts"] = targets.as_json(targets.end_to_end(e2e))
     env = copy.deepcopy(ENV)

@@ -3,15 +3,15 @@
 import pytest
 
 from benchmarks import bench_e2e, capture, dataset, fixtures
+from profiling.cluster import connect
 
 pytestmark = pytest.mark.integration
 
 
-def test_e2e_rounds_on_the_real_node(bench_cluster):
-    hosts, port = bench_cluster
+def test_e2e_rounds_on_the_real_node(contact):
     spec = {"size": "tiny", "rounds": 5, "round_s": 0.01, "workloads": ["single", "pages"],
             "factories": ["named_tuple", "cached_named_tuple"]}
-    section = bench_e2e.run(spec, hosts, port, say=lambda _msg: None)
+    section = bench_e2e.run(spec, contact, say=lambda _msg: None)
     assert section["cassandra"]["version"]
     assert section["config"]["factories"] == ["tuple", "named_tuple", "cached_named_tuple"]
     for case in section["cases"]:
@@ -22,17 +22,14 @@ def test_e2e_rounds_on_the_real_node(bench_cluster):
     statuses = {(v["case"], v["what"]): v["status"] for v in section["verdicts"]}
     assert statuses[("single", "CPU/query cached_named_tuple / tuple")] in ("PASS", "MISS")
     assert statuses[("pages", "CPU/query pf_dict / tuple")] == "N/A"  # not in this run
-    assert "Issue 5 targets" in bench_e2e.render(section)
+    assert "Targets (client CPU per query" in bench_e2e.render(section)
 
 
-def test_capture_writes_fixtures_that_decode(bench_cluster, tmp_path):
-    hosts, port = bench_cluster
-    cluster, session = dataset.connect(hosts, port)
+def test_capture_writes_fixtures_that_decode(contact, tmp_path):
+    from cassandra.query import tuple_factory
+
+    cluster, session = connect(contact, row_factory=tuple_factory, **dataset.CONNECT_OPTIONS)
     try:
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT
-        from cassandra.query import tuple_factory
-
-        cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = tuple_factory
         dataset.ensure_dataset(session, say=lambda _msg: None)
         paths = capture.capture_all(session, tmp_path, dataset.cassandra_version(session), say=lambda _msg: None)
     finally:
@@ -45,7 +42,7 @@ def test_capture_writes_fixtures_that_decode(bench_cluster, tmp_path):
         assert fx.body == fixtures.load(cap.name).body
 
 
-def test_pinned_client_and_server_run_on_their_cpus_and_are_unpinned_after(bench_cluster):
+def test_pinned_client_and_server_run_on_their_cpus_and_are_unpinned_after(contact):
     """--client-cpus/--server-cpus: the caller, the driver's event loop and the node's JVM threads stay on
     the given CPUs during the run, and get their old CPU sets back after it."""
     import os
@@ -53,7 +50,6 @@ def test_pinned_client_and_server_run_on_their_cpus_and_are_unpinned_after(bench
 
     from profiling.node import external_hosts, server_pids
 
-    hosts, port = bench_cluster
     before = os.sched_getaffinity(0)
     client_cpu, server_cpu = max(before), min(before)
     jvms = server_pids()
@@ -68,7 +64,7 @@ def test_pinned_client_and_server_run_on_their_cpus_and_are_unpinned_after(bench
 
     spec = {"size": "tiny", "rounds": 5, "round_s": 0.01, "workloads": ["single"], "factories": ["named_tuple"],
             "client_cpus": [client_cpu], "server_cpus": [server_cpu]}
-    section = bench_e2e.run(spec, hosts, port, say=say)
+    section = bench_e2e.run(spec, contact, say=say)
     client, loop, jvm = seen[0]
     assert client == {client_cpu}
     assert loop and all(a == {client_cpu} for a in loop)

@@ -6,7 +6,8 @@ import pytest
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import dict_factory, named_tuple_factory
 
-from benchmarks import bench_decode, capture, common, fixtures
+from benchmarks import bench_decode, capture, fixtures
+from profiling.factories import offline
 
 NAMES = fixtures.names()
 
@@ -24,7 +25,7 @@ def test_fixture_decodes_into_the_expected_rows(name):
     assert len(msg.parsed_rows) == fx.rows
     assert all(len(r) == fx.cols for r in msg.parsed_rows)
     assert msg.column_names == [c[2] for c in fx.columns]
-    for factory in common.row_factories().values():
+    for factory in offline().values():
         assert len(factory(msg.column_names, msg.parsed_rows)) == fx.rows
 
 
@@ -39,7 +40,7 @@ def test_fixture_shapes():
 def test_ours_equal_the_drivers_on_real_rows():
     for name in NAMES:
         msg = fixtures.load(name).decode()
-        ours = common.row_factories()
+        ours = offline()
         assert ours["cached_named_tuple"](msg.column_names, msg.parsed_rows) == \
             named_tuple_factory(msg.column_names, msg.parsed_rows)
         assert ours["pf_dict"](msg.column_names, msg.parsed_rows) == dict_factory(msg.column_names, msg.parsed_rows)

@@ -4,24 +4,25 @@ import re
 
 import pytest
 
-from benchmarks import common, shapes
+from benchmarks import bench_factories, shapes, stats, tables, timing
+from profiling.factories import REFERENCE, grouped, offline
 
 
 def test_summarize_median_and_quartiles():
-    s = common.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
+    s = stats.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
     assert (s["n"], s["median"], s["min"], s["max"]) == (5, 3.0, 1.0, 5.0)
     assert (s["q1"], s["q3"]) == (2.0, 4.0)
     assert s["rel_iqr"] == pytest.approx(2.0 / 3.0)
-    assert common.summarize([7.0])["median"] == 7.0
-    assert common.summarize([]) == {"n": 0}
+    assert stats.summarize([7.0])["median"] == 7.0
+    assert stats.summarize([]) == {"n": 0}
 
 
 def test_ratios():
-    assert common.ratio(3.0, 2.0) == 1.5
-    assert common.ratio(None, 2.0) is None and common.ratio(1.0, 0) is None
+    assert stats.ratio(3.0, 2.0) == 1.5
+    assert stats.ratio(None, 2.0) is None and stats.ratio(1.0, 0) is None
     # per-round ratios 2, 2, 3: the median is 2 although the ratio of the medians is 4/2
-    assert common.paired_ratio([2.0, 4.0, 6.0], [1.0, 2.0, 2.0]) == 2.0
-    assert common.paired_ratio([], []) is None
+    assert stats.paired_ratio([2.0, 4.0, 6.0], [1.0, 2.0, 2.0]) == 2.0
+    assert stats.paired_ratio([], []) is None
 
 
 @pytest.mark.parametrize("ns, text", [
@@ -29,15 +30,15 @@ def test_ratios():
     (25_000_000, "25.0 ms"), (None, "-"),
 ])
 def test_fmt_ns(ns, text):
-    assert common.fmt_ns(ns) == text
+    assert tables.fmt_ns(ns) == text
 
 
 def test_fmt_ratio():
-    assert [common.fmt_ratio(x) for x in (1.0, 1.234, 12.34, 456.7, None)] == ["1.00x", "1.23x", "12.3x", "457x", "-"]
+    assert [tables.fmt_ratio(x) for x in (1.0, 1.234, 12.34, 456.7, None)] == ["1.00x", "1.23x", "12.3x", "457x", "-"]
 
 
 def test_markdown_table_is_aligned_markdown():
-    text = common.markdown_table(["name", "value"], [["a", "1"], ["longer", "12345"]])
+    text = tables.markdown_table(["name", "value"], [["a", "1"], ["longer", "12345"]])
     lines = text.splitlines()
     assert len({len(line) for line in lines}) == 1
     assert lines[1] == "|--------|------:|"
@@ -45,9 +46,9 @@ def test_markdown_table_is_aligned_markdown():
 
 
 def test_calibrate_reaches_the_target_duration():
-    loops = common.calibrate(lambda a, b: a + b, 1, 2, target_ns=2_000_000)
+    loops = timing.calibrate(lambda a, b: a + b, 1, 2, target_ns=2_000_000)
     assert loops > 100
-    ns = common.time_loops(lambda a, b: a + b, 1, 2, loops)
+    ns = timing.time_loops(lambda a, b: a + b, 1, 2, loops)
     assert 200_000 < ns < 50_000_000  # within a wide band on a shared machine
 
 
@@ -57,7 +58,7 @@ def test_interleaved_samples_rotate_the_order():
     def cell(name):
         return (name, lambda a, b: calls.append(name), None, None)
 
-    samples, loops = common.interleaved_samples([cell("A"), cell("B"), cell("C")], rounds=3, target_ns=1)
+    samples, loops = timing.interleaved_samples([cell("A"), cell("B"), cell("C")], rounds=3, target_ns=1)
     assert all(len(v) == 3 for v in samples.values()) and set(loops.values()) == {1}
     timed = calls[-9:]  # after the calibration and warm-up calls
     assert timed == ["A", "B", "C", "B", "C", "A", "C", "A", "B"]
@@ -66,7 +67,7 @@ def test_interleaved_samples_rotate_the_order():
 def test_copy_baseline_really_allocates():
     colnames, rows = shapes.make_rows(10, 3, "ints")
     lists = [list(r) for r in rows]
-    out = common.copy_tuples(colnames, lists)
+    out = bench_factories.copy_tuples(colnames, lists)
     assert out == rows and all(type(t) is tuple and t is not r for t, r in zip(out, rows))
 
 
@@ -85,15 +86,18 @@ def test_shapes_are_deterministic_and_sized(kind):
         assert len({type(v) for r in rows for v in r}) >= 6
 
 
-def test_row_factories_by_name():
-    names = list(common.row_factories())
-    assert names[:7] == list(common.DRIVER + common.OURS)
-    assert set(names[7:]) == set(common.PYTHON_TWINS)
-    assert list(common.row_factories(include_python=False)) == names[:7]
+def test_factory_only_times_the_registry_and_the_copy_baseline():
+    timed = bench_factories.timed_factories()
+    names = list(timed)
+    assert names == bench_factories.order(names)
+    assert names[:2] == [REFERENCE, bench_factories.COPY] and timed[bench_factories.COPY] is bench_factories.copy_tuples
+    assert [n for n in names if n != bench_factories.COPY] == grouped(offline())
+    without_twins = bench_factories.timed_factories(include_python=False)
+    assert set(without_twins) == set(offline(include_python=False)) | {bench_factories.COPY}
 
 
 def test_client_cpu_lists():
-    from benchmarks.bench_e2e import parse_cpus
+    from benchmarks.pinning import parse_cpus
 
     assert parse_cpus("1") == [1]
     assert parse_cpus("0,1") == [0, 1]

@@ -52,7 +52,7 @@ def test_report_has_every_depth_and_the_verdicts():
         assert heading in text
     assert "Cassandra 5.0.9" in text and "cassandra-driver 3.30.1" in text
     assert "MISS factory 100x10 mixed: dict / pf_dict" in text
-    # issue 2 table: 1 row, named / pf_named = 50000 / 200
+    # the mixed table: 1 row, named / pf_named = 50000 / 200
     [row1] = [ln for ln in text.splitlines() if ln.startswith("| 1    |")]
     assert "250x" in row1 and "50.0 µs" in row1
     # e2e: named_tuple on single = 511 / 350
