@@ -1,9 +1,13 @@
 """What changed between two benchmark runs.
 
     python -m benchmarks.compare OLD.json NEW.json [--threshold 5] [--all]
+    python -m benchmarks.compare profiles/OLD/summary.json profiles/NEW/summary.json
 
 Reads files written by ``benchmarks.run`` or by one bench's ``--json`` (only
-the depths present in both are compared). Prints what differs in the
+the depths present in both are compared), or two profiler summaries
+(``python -m profiling run``'s ``summary.json``: client CPU per operation of
+each workload x pattern x factory, and its ratio to ``tuple_factory`` in the
+same pattern of the same run). Prints what differs in the
 environment, every figure that moved by more than the threshold (in percent,
 default 5), a geometric-mean summary per depth for pyfactories' own
 factories, and any target whose verdict changed.
@@ -55,6 +59,35 @@ def metrics(results: dict[str, Any]) -> dict[tuple[str, str, str, str], tuple[Me
     for depth, section in depths.sections(results):
         for fig in depth.bench.figures(section):
             put(Metric(depth.name, fig.case, fig.factory, fig.metric, fig.lower_is_better, fig.headline), fig.value)
+    for fig in profile_figures(results.get(PROFILE, [])):
+        put(Metric(PROFILE, fig.case, fig.factory, fig.metric, fig.lower_is_better, fig.headline), fig.value)
+    return out
+
+
+#: The key a profiler summary is read under (see :func:`load`).
+PROFILE = "profile"
+
+
+def load(path: str) -> dict[str, Any]:
+    """A benchmark results file, or a profiler's ``summary.json`` (a list of runs) as ``{"profile": runs}``."""
+    data: Any = load_json(path)
+    return {PROFILE: data, "size": "profile"} if isinstance(data, list) else data
+
+
+def profile_figures(runs: list[dict[str, Any]]) -> list[depths.Figure]:
+    """Client CPU per operation of every run, and its ratio to the reference factory's run of the same
+    workload and pattern (the profiler runs each combination once: no rounds to pair)."""
+    ok = [r for r in runs if not r.get("failed") and r.get("cpu_us_per_op")]
+    base = {(r["workload"], r["pattern"]): r for r in ok if r["factory"] == registry.REFERENCE}
+    out = []
+    for r in ok:
+        case, ref = f"{r['workload']} {r['pattern']}", base.get((r["workload"], r["pattern"]))
+        out.append(depths.Figure(case, r["factory"], "CPU µs/op", r["cpu_us_per_op"]))
+        if ref is not None and r is not ref:
+            out.append(depths.Figure(case, r["factory"], "CPU ratio to tuple",
+                                     r["cpu_us_per_op"] / ref["cpu_us_per_op"], headline=True))
+            out.append(depths.Figure(case, r["factory"], "ops/s ratio to tuple",
+                                     r["throughput_ops_s"] / ref["throughput_ops_s"], lower_is_better=False))
     return out
 
 
@@ -172,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=5.0, help="percent change to report (default 5)")
     ap.add_argument("--all", action="store_true", help="list every figure, moved or not")
     args = ap.parse_args(argv)
-    print(compare(load_json(args.old), load_json(args.new), args.threshold, args.all))
+    print(compare(load(args.old), load(args.new), args.threshold, args.all))
     return 0
 
 

@@ -61,3 +61,22 @@ def test_compare_all_lists_everything(tmp_path, capsys):
     out = capsys.readouterr().out
     n = len(compare.metrics(samples.results()))
     assert f"all {n} figures" in out
+
+
+def _profile_runs(named_cpu_us):
+    """A profiler summary: one pattern, the reference factory and ours."""
+    def run(factory, cpu_us, ops_s):
+        return {"pattern": "sync", "workload": "read", "factory": factory, "cpu_us_per_op": cpu_us,
+                "throughput_ops_s": ops_s}
+    return [run("tuple", 200.0, 1000.0), run("cached_named_tuple", named_cpu_us, 900.0),
+            {"pattern": "sync", "workload": "read", "factory": "dict", "failed": "NoHostAvailable"}]
+
+
+def test_compare_reads_profiler_summaries(tmp_path, capsys):
+    old = _write(tmp_path, "old.json", _profile_runs(220.0))
+    new = _write(tmp_path, "new.json", _profile_runs(180.0))
+    assert compare.main([old, new]) == 0
+    out = capsys.readouterr().out
+    moved = [ln for ln in out.splitlines() if ln.startswith("| profile") and "cached_named_tuple" in ln]
+    assert any("CPU ratio to tuple" in ln and "1.1" in ln and "0.9" in ln and "better" in ln for ln in moved)
+    assert "profile  0.818x over 1 figures (faster)" in out  # 180/200 over 220/200; the failed run is left out
