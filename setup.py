@@ -30,11 +30,15 @@ def _extensions():
         sources = [src for src in sources if src.stem != "_fastpath"]
     macros = [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")] if DEBUG else []
     flags = ["-O0", "-g"] if DEBUG else ["-O2"]
+    # The C helpers (declared for Cython in the .pxd of the same name): a changed header recompiles
+    # the modules, from an sdist too (cythonize alone only adds the headers a module cimports).
+    headers = sorted(str(h.relative_to(HERE)) for h in (HERE / "ext").glob("*.h"))
     modules = [
         Extension(
             f"pyfactories.{src.stem}",
             [str(src.relative_to(HERE))],
-            include_dirs=[str(HERE / "ext")],  # rows.h
+            include_dirs=[str(HERE / "ext")],
+            depends=headers,
             define_macros=macros,
             extra_compile_args=flags,
         )

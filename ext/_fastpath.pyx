@@ -22,17 +22,20 @@ imported only when the installed driver is the one it was built against
 """
 
 from libc.string cimport memcpy
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from cpython.datetime cimport datetime_new, import_datetime
-from libc.math cimport fabs, modf, round
 
 from cassandra.buffer cimport Buffer
 from cassandra.deserializers cimport Deserializer, from_binary
+
+from fastpath_values cimport pf_timestamp_fields, pf_uuid_from_16
+from result_reader cimport pf_read_int, pf_read_short, pf_reader, pf_reader_init, pf_skip_string, pf_skip_type, pf_take
+from rows cimport pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_tuple_row_from_owned
 
 import io
 
@@ -48,81 +51,6 @@ from cassandra.query import tuple_factory as _tuple_factory
 
 from pyfactories._rowclass import make_row_class
 
-cdef extern from *:
-    """
-    /* uuid.UUID(bytes=p[:16]) without running UUID.__init__: the same two slots, set the same way. */
-    static PyObject *pf_uuid_from_16(PyObject *uuid_type, PyObject *int_name, PyObject *is_safe_name,
-                                     PyObject *is_safe, const char *p) {
-        PyObject *value, *u = ((PyTypeObject *)uuid_type)->tp_alloc((PyTypeObject *)uuid_type, 0);
-        if (u == NULL) return NULL;
-        value = _PyLong_FromByteArray((const unsigned char *)p, 16, 0, 0);
-        if (value == NULL || PyObject_GenericSetAttr(u, int_name, value) < 0
-                || PyObject_GenericSetAttr(u, is_safe_name, is_safe) < 0) {
-            Py_XDECREF(value);
-            Py_DECREF(u);
-            return NULL;
-        }
-        Py_DECREF(value);
-        return u;
-    }
-    """
-    object pf_uuid_from_16(object uuid_type, object int_name, object is_safe_name, object is_safe, const char *p)
-
-cdef extern from *:
-    """
-    /* The driver's timestamp (DesDateType): datetime(1970, 1, 1) + timedelta(days, seconds, us), where
-       the three come from the milliseconds through a double, rounding as the driver does. Here the
-       same three numbers, then the date by exact integer arithmetic. Returns 0 and the fields when
-       the result lies in years 1..9999; -1 (the caller uses the driver's deserializer) otherwise. */
-    static int pf_timestamp_fields(int64_t ms, int *ymd_hms_us) {
-        double timestamp, tmp, micros_left;
-        int days, seconds, microseconds, x_odd;
-        int64_t total_us, day, us_of_day, z, era, doe, yoe, y, doy, mp;
-        /* ms of 0001-01-01 .. 9999-12-31 23:59:59.999, with a day's margin both ways for the rounding */
-        if (ms < -62135596800000LL + 86400000LL || ms > 253402300799999LL - 86400000LL) return -1;
-        timestamp = (double)ms / 1000.0;
-        days = (int)(timestamp / 86400);
-        seconds = (int)(timestamp - (double)((int64_t)days * 86400));
-        micros_left = modf(timestamp, &tmp) * 1000000.;
-        micros_left = modf(micros_left, &tmp);
-        microseconds = (int)tmp;
-        tmp = round(micros_left);
-        if (fabs(tmp - micros_left) == 0.5) {
-            x_odd = microseconds & 1;
-            tmp = 2.0 * round((micros_left + x_odd) * 0.5) - x_odd;
-        }
-        microseconds += (int)tmp;
-        total_us = ((int64_t)days * 86400 + seconds) * 1000000 + microseconds;
-        day = total_us / 86400000000LL;
-        us_of_day = total_us % 86400000000LL;
-        if (us_of_day < 0) { us_of_day += 86400000000LL; day -= 1; }
-        /* civil date of a day count from 1970-01-01 (proleptic Gregorian) */
-        z = day + 719468;
-        era = (z >= 0 ? z : z - 146096) / 146097;
-        doe = z - era * 146097;
-        yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-        y = yoe + era * 400;
-        doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        mp = (5 * doy + 2) / 153;
-        ymd_hms_us[2] = (int)(doy - (153 * mp + 2) / 5 + 1);
-        ymd_hms_us[1] = (int)(mp < 10 ? mp + 3 : mp - 9);
-        ymd_hms_us[0] = (int)(y + (ymd_hms_us[1] <= 2));
-        if (ymd_hms_us[0] < 1 || ymd_hms_us[0] > 9999) return -1;
-        ymd_hms_us[3] = (int)(us_of_day / 3600000000LL);
-        ymd_hms_us[4] = (int)(us_of_day / 60000000LL % 60);
-        ymd_hms_us[5] = (int)(us_of_day / 1000000LL % 60);
-        ymd_hms_us[6] = (int)(us_of_day % 1000000LL);
-        return 0;
-    }
-    """
-    int pf_timestamp_fields(int64_t ms, int *ymd_hms_us)
-
-cdef extern from "rows.h":
-    int pf_import_rows() except -1
-    int pf_adopt_row_class(object cls) except -1
-    object pf_tuple_row_from_owned(object cls, PyObject **items, Py_ssize_t n)
-    object pf_dict_row_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)
-
 pf_import_rows()  # rows are allocated from pyfactories._speedups' free list
 import_datetime()
 
@@ -135,7 +63,6 @@ cdef enum:
     _NO_METADATA = 0x0004
     _METADATA_ID = 0x0008
     _CONTINUOUS_PAGING = 0x40000000
-    _MAX_TYPE_DEPTH = 64
     _RESULT_KIND_ROWS = 0x0002
 
 ROWS_NAMED = 0
@@ -148,61 +75,7 @@ class MalformedResult(DriverException):
     """A RESULT message body that does not hold what its header says."""
 
 
-cdef struct Reader:
-    const char *buf
-    Py_ssize_t pos
-    Py_ssize_t size
-
-
-cdef const char *take(Reader *r, Py_ssize_t n) except NULL:
-    cdef const char *p
-    if n < 0 or n > r.size - r.pos:
-        raise MalformedResult(f"RESULT body truncated: {n} bytes wanted at offset {r.pos} of {r.size}")
-    p = r.buf + r.pos
-    r.pos += n
-    return p
-
-
-cdef int32_t read_int(Reader *r) except? -1:
-    cdef const unsigned char *p = <const unsigned char *>take(r, 4)
-    return <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3])
-
-
-cdef int read_short(Reader *r) except -1:
-    cdef const unsigned char *p = <const unsigned char *>take(r, 2)
-    return (p[0] << 8) | p[1]
-
-
-cdef int skip_string(Reader *r) except -1:
-    take(r, read_short(r))
-    return 0
-
-
-cdef int skip_type(Reader *r, int depth) except -1:
-    """Step over one [option] type spec; the driver parses it for real on a cache miss."""
-    cdef int code, i, n
-    if depth > _MAX_TYPE_DEPTH:
-        raise MalformedResult("RESULT metadata nests types too deeply")
-    code = read_short(r)
-    if code == 0x0000:  # custom: class name
-        skip_string(r)
-    elif code == 0x0020 or code == 0x0022:  # list, set
-        skip_type(r, depth + 1)
-    elif code == 0x0021:  # map
-        skip_type(r, depth + 1)
-        skip_type(r, depth + 1)
-    elif code == 0x0030:  # user-defined type
-        skip_string(r)
-        skip_string(r)
-        n = read_short(r)
-        for i in range(n):
-            skip_string(r)
-            skip_type(r, depth + 1)
-    elif code == 0x0031:  # tuple
-        n = read_short(r)
-        for i in range(n):
-            skip_type(r, depth + 1)
-    return 0
+pf_reader_init(MalformedResult)  # what the reader raises (result_reader.h)
 
 
 cdef class Plan:
@@ -316,19 +189,19 @@ cdef class RowsDecoder:
 
     cdef decode(self, msg, bytes body, Py_ssize_t start, int protocol_version, user_type_map, result_metadata,
                 column_encryption_policy):
-        cdef Reader r
+        cdef pf_reader r
         r.buf = PyBytes_AS_STRING(body)
         r.size = PyBytes_GET_SIZE(body)
         r.pos = start
-        cdef int32_t flags = read_int(&r)
-        cdef int32_t colcount = read_int(&r)
+        cdef int32_t flags = pf_read_int(&r)
+        cdef int32_t colcount = pf_read_int(&r)
         cdef int32_t n
         if column_encryption_policy is not None or flags & _CONTINUOUS_PAGING:
             return self._driver_path(msg, body, start, protocol_version, user_type_map, result_metadata,
                                      column_encryption_policy)
         if flags & _HAS_MORE_PAGES:
-            n = read_int(&r)
-            msg.paging_state = None if n < 0 else <bytes>take(&r, n)[:n]
+            n = pf_read_int(&r)
+            msg.paging_state = None if n < 0 else <bytes>pf_take(&r, n)[:n]
         cdef Plan plan
         if flags & _NO_METADATA:
             if not result_metadata:
@@ -337,8 +210,8 @@ cdef class RowsDecoder:
             plan = self._prepared_plan(result_metadata, protocol_version)
         else:
             if flags & _METADATA_ID:
-                n = read_short(&r)
-                msg.result_metadata_id = <bytes>take(&r, n)[:n]
+                n = pf_read_short(&r)
+                msg.result_metadata_id = <bytes>pf_take(&r, n)[:n]
             plan = self._metadata_plan(msg, body, &r, start, flags, colcount, protocol_version,
                                        user_type_map, result_metadata)
         msg.column_names = list(plan.names)
@@ -355,20 +228,20 @@ cdef class RowsDecoder:
         _remember(self.by_prepared, id(result_metadata), plan)
         return plan
 
-    cdef Plan _metadata_plan(self, msg, bytes body, Reader *r, Py_ssize_t start, int32_t flags, int32_t colcount,
+    cdef Plan _metadata_plan(self, msg, bytes body, pf_reader *r, Py_ssize_t start, int32_t flags, int32_t colcount,
                              int protocol_version, user_type_map, result_metadata):
         cdef Py_ssize_t i, spec_start = r.pos
         if colcount < 0:
             raise MalformedResult(f"RESULT metadata has a negative column count ({colcount})")
         if flags & _GLOBAL_TABLES_SPEC:
-            skip_string(r)
-            skip_string(r)
+            pf_skip_string(r)
+            pf_skip_string(r)
         for i in range(colcount):
             if not flags & _GLOBAL_TABLES_SPEC:
-                skip_string(r)
-                skip_string(r)
-            skip_string(r)
-            skip_type(r, 0)
+                pf_skip_string(r)
+                pf_skip_string(r)
+            pf_skip_string(r)
+            pf_skip_type(r, 0)
         # The key: protocol version, table-spec flag, column count, then the specs' own bytes.
         cdef Py_ssize_t spec_len = r.pos - spec_start
         cdef bytes key = PyBytes_FromStringAndSize(NULL, spec_len + 6)
@@ -406,8 +279,8 @@ cdef class RowsDecoder:
         _remember(self.by_metadata, key, plan)
         return plan
 
-    cdef list _rows(self, Plan plan, Reader *r, int protocol_version):
-        cdef int32_t rowcount = read_int(r)
+    cdef list _rows(self, Plan plan, pf_reader *r, int protocol_version):
+        cdef int32_t rowcount = pf_read_int(r)
         cdef Py_ssize_t ncols = plan.ncols, row_i, i
         if rowcount < 0:
             rowcount = 0  # what the driver makes of it: no rows
@@ -434,7 +307,7 @@ cdef class RowsDecoder:
             PyMem_Free(values)
         return out
 
-    cdef int _decode_row(self, Plan plan, Reader *r, int protocol_version, PyObject **values) except -1:
+    cdef int _decode_row(self, Plan plan, pf_reader *r, int protocol_version, PyObject **values) except -1:
         cdef Py_ssize_t i
         cdef int32_t size
         cdef Buffer buf
@@ -442,9 +315,9 @@ cdef class RowsDecoder:
         cdef unsigned char kind
         cdef int f[7]
         for i in range(plan.ncols):
-            size = read_int(r)
+            size = pf_read_int(r)
             buf.size = size
-            buf.ptr = NULL if size <= 0 else <char *>take(r, size)
+            buf.ptr = NULL if size <= 0 else <char *>pf_take(r, size)
             kind = direct[i] if size > 0 else _DIRECT_NONE
             try:
                 if kind == _DIRECT_UUID and size == 16:

@@ -37,12 +37,8 @@ cdef extern from *:
     #define PF_ROWS_OWNER  /* the row free list lives in this module (see rows.h) */
     """
 
-cdef extern from "rows.h":
-    object pf_new_tuple_row(object cls, object values)
-    object pf_new_dict_row(object template, object keys, object values)
-    int pf_adopt_row_class(object cls) except -1
-    object pf_rows_capsule()
-    object pf_free_list_counts()
+# After the #define above: Cython emits the includes in the order it meets them.
+from rows cimport pf_adopt_row_class, pf_free_list_counts, pf_new_dict_row, pf_new_tuple_row, pf_rows_capsule
 
 # The row allocator, for pyfactories._fastpath (which must share its free list).
 _row_api = pf_rows_capsule()

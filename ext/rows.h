@@ -3,7 +3,13 @@
  * A row is an instance of a namedtuple class (a tuple subclass with the tuple
  * memory layout, checked when the class is cached), filled the way
  * tuple.__new__(cls, values) fills it, minus argument parsing and iteration.
+ *
+ * Declared for Cython in rows.pxd. The module that owns the free list defines
+ * PF_ROWS_OWNER before this header is first included (see below).
  */
+#ifndef PF_ROWS_H
+#define PF_ROWS_H
+
 #include <Python.h>
 
 /* Row classes and their free list.
@@ -285,3 +291,5 @@ static inline PyObject *pf_new_dict_row(PyObject *template, PyObject *keys, PyOb
     }
     return pf_fill_dict_row(row, keys, PySequence_Fast_ITEMS(values), n);
 }
+
+#endif  /* PF_ROWS_H */
