@@ -32,7 +32,7 @@ $(DEPS): pyproject.toml setup.py
 
 venv: $(DEPS)
 
-# Rebuilds the compiled modules in place when an ext/*.pyx changed (a no-op otherwise).
+# Rebuilds the compiled modules in place when anything in ext/ changed (a no-op otherwise).
 build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
