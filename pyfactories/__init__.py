@@ -8,11 +8,15 @@
 
 from typing import TYPE_CHECKING
 
-from cassandra.query import tuple_factory
+from . import _driver
 
-from ._impl import name as __impl__
-from ._python import CacheInfo
-from .lwt import was_applied
+_driver.check()  # a clear error without a driver, a warning with two (before the first `cassandra` import)
+
+from cassandra.query import tuple_factory  # noqa: E402
+
+from ._impl import name as __impl__  # noqa: E402
+from ._python import CacheInfo  # noqa: E402
+from .lwt import was_applied  # noqa: E402
 
 if TYPE_CHECKING:  # both implementations share the pure-Python signatures
     from ._python import (

@@ -30,6 +30,23 @@ def test_public_names():
     assert pyfactories.tuple_factory is query.tuple_factory
 
 
+def test_no_driver_is_a_clear_import_error(monkeypatch):
+    from pyfactories import _driver
+
+    monkeypatch.setattr(_driver.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"no `cassandra` package is installed: pip install 'pyfactories\[cassandra\]'"):
+        _driver.check()
+
+
+def test_two_driver_distributions_are_named(monkeypatch):
+    from pyfactories import _driver
+
+    assert [dist for dist, _ in _driver.installed()] == ["cassandra-driver"]  # this environment's
+    monkeypatch.setattr(_driver, "installed", lambda: [("cassandra-driver", "3.30.1"), ("scylla-driver", "3.29.12")])
+    with pytest.warns(RuntimeWarning, match="cassandra-driver 3.30.1 and scylla-driver 3.29.12 are both installed"):
+        _driver.check()
+
+
 def test_default_is_compiled_in_this_build():
     assert pyfactories.__impl__ == "cython"
     assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories._speedups"
