@@ -88,6 +88,7 @@ SIZES: dict[str, dict[str, Any]] = {
     "tiny": {"rounds": 5, "round_s": 0.02, "workloads": ["single", "pages"]},
 }
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)
+MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
 
 
 def _params(kind: str, seed: int = 4) -> list[tuple]:
@@ -121,7 +122,8 @@ class Runner:
     def measure(self, n: int, factory: str) -> tuple[float, float, int]:
         """(CPU seconds of the whole process, wall seconds, rows) for the next ``n`` queries;
         raises the first error, and if the rows are not ``n`` x the workload's rows per query."""
-        ctx = Context(self.session, self.request, concurrency=self.workload.in_flight)
+        ctx = Context(self.session, self.request, concurrency=self.workload.in_flight, stop_on_error=True,
+                      timeout=MEASURE_TIMEOUT_S)
         ops = range(self.next_op, self.next_op + n)
         self.next_op += n
         gc.collect()
@@ -208,9 +210,10 @@ def run(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
         raise ValueError(f"server_cpus pins the local node; the cluster at {contact} is not one this machine runs")
     from profiling.node import server_pids
 
-    pinned = pin([os.getpid()], spec.get("client_cpus"))
-    pinned.update(pin(server_pids() if spec.get("server_cpus") else [], spec.get("server_cpus")))
+    pinned: dict[int, set[int]] = {}
     try:
+        pinned.update(pin([os.getpid()], spec.get("client_cpus")))
+        pinned.update(pin(server_pids() if spec.get("server_cpus") else [], spec.get("server_cpus")))
         # the driver's event-loop thread inherits the pinning
         cluster, session = connect(contact, **dataset.CONNECT_OPTIONS)
         try:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from profiling.factories import (BY_NAME, REFERENCE, color, counterpart, grouped, is_ours, label, of_families,
+from profiling.factories import (BY_NAME, REFERENCE, color, counterpart, grouped, is_ours, label, registered_among,
                                  of_family, offline, versus, versus_label)
 
 from . import chart, cli, depths, shapes, targets, timing, workers
@@ -259,7 +259,7 @@ def _copy_panel(ax: Any, section: dict[str, Any]) -> None:
         cols, kind = min(c["cols"] for c in section["cases"]), min(c["kind"] for c in section["cases"])
     cases = sorted((c for c in section["cases"] if c["cols"] == cols and c["kind"] == kind), key=lambda c: c["rows"])
     present = {n for c in cases for n in c["results"]} - {REFERENCE}
-    for name in of_families(present, "driver", "pyfactories"):
+    for name in registered_among(present, "driver", "pyfactories"):
         xs, ys = [], []
         for c in cases:
             r = ratio(_get(c["results"], name), _get(c["results"], COPY))

@@ -37,7 +37,7 @@ def bars(ax: Any, cases: list[dict[str, Any]], key: str, title: str, ylabel: str
          marks: dict[tuple[str, str], float] | None = None) -> None:
     """Grouped bars of ``results[factory][key]`` per case, in reading order (no pure-Python twins);
     ``marks`` draws a black tick at a limit over the bar of ``(case, factory)``."""
-    present = registry.of_families({n for c in cases for n in c["results"]}, "driver", *registry.OURS)
+    present = registry.registered_among({n for c in cases for n in c["results"]}, "driver", *registry.OURS)
     width = 0.8 / max(1, len(present))
     for i, name in enumerate(present):
         xs, ys = [], []

@@ -76,8 +76,10 @@ def load(path: str) -> dict[str, Any]:
 
 def profile_figures(runs: list[dict[str, Any]]) -> list[depths.Figure]:
     """Client CPU per operation of every run, and its ratio to the reference factory's run of the same
-    workload and pattern (the profiler runs each combination once: no rounds to pair)."""
-    ok = [r for r in runs if not r.get("failed") and r.get("cpu_us_per_op")]
+    workload and pattern (the profiler runs each combination once: no rounds to pair). Failed and
+    interrupted runs, and runs in which nothing succeeded, are left out."""
+    ok = [r for r in runs if not r.get("failed") and not r.get("interrupted") and r.get("cpu_us_per_op")
+          and r.get("throughput_ops_s")]
     base = {(r["workload"], r["pattern"]): r for r in ok if r["factory"] == registry.REFERENCE}
     out = []
     for r in ok:

@@ -111,15 +111,14 @@ class Client:
 
 def open_client(spec: RunSpec) -> Client:
     """Connect, apply the row factory, instrument, prepare the workload's statement."""
-    from . import node
-    from .cluster import Contact, connect
+    from .cluster import connect
     from .factories import resolve
 
     options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class),
                                "request_timeout": spec.request_timeout}
     if spec.protocol_version:
         options["protocol_version"] = spec.protocol_version
-    cluster, session = connect(Contact(spec.hosts, spec.port or node.port(), local=False), **options)
+    cluster, session = connect(spec.contact(), **options)
     try:
         resolve(spec.factory).apply(session)
         recorder = instrument.Recorder()

@@ -25,8 +25,7 @@ class Contact:
 
     hosts: list[str]
     port: int
-    local: bool = True     # the project's local node(s), whose processes this machine can see
-    started: bool = False  # started by the ``reach`` that made this contact (and stopped by it)
+    local: bool = False  # the project's local node(s), whose processes this machine can see (and pin)
 
     def __str__(self) -> str:
         return f"{','.join(self.hosts)}:{self.port}"
@@ -45,11 +44,11 @@ def reach(hosts: str | Sequence[str] | None = None, port: int | None = None, *, 
     else the local node, started (and stopped at the end) only if it was not running."""
     named = parse_hosts(hosts)
     if named:
-        yield Contact(named, port or node.port(), local=False)
+        yield Contact(named, port or node.port())
         return
     started, found = node.ensure_up(nodes=nodes)
     try:
-        yield Contact(found, port or node.port(), local=not node.external_hosts(), started=started)
+        yield Contact(found, port or node.port(), local=not node.external_hosts())
     finally:
         if started:
             say("stopping the node this run started")

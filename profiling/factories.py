@@ -32,15 +32,15 @@ from typing import Any, Callable, Iterable
 
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
 
-#: Families in the order tables list them.
-FAMILIES = ("driver", "pyfactories", "fastpath", "python", "custom")
+#: The registered families, in the order tables list them (a factory resolved from a user's
+#: ``module:function`` is of the family "custom").
 DESCRIPTIONS = {
     "driver": "the driver's own (cassandra.query)",
     "pyfactories": "ours, compiled (pyfactories)",
     "fastpath": "rows built while decoding (pyfactories.fastpath)",
     "python": "our pure-Python twins (pyfactories._python)",
-    "custom": "module:function",
 }
+FAMILIES = tuple(DESCRIPTIONS)
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Factory:
     name: str                 # the key in tables and JSON
     module: str               # where the row factory lives ...
     attr: str                 # ... and its name there
-    family: str               # one of FAMILIES
+    family: str               # one of FAMILIES, or "custom"
     rows: str                 # what rows look like: "tuple", "named", "dict" or "ordered"
     short: str                # label of a narrow table column
     label: str                # how a sentence names it
@@ -70,7 +70,7 @@ class Factory:
     @property
     def claims(self) -> tuple[str, ...]:
         """The names that may mean this factory; a bare name two factories claim is the first one's."""
-        if self.family in ("fastpath", "custom"):
+        if self.family == "fastpath":
             return (self.name, *self.extra_aliases)
         return (self.name, self.attr, f"{self.module}.{self.attr}", *self.extra_aliases)
 
@@ -226,7 +226,7 @@ def versus_label(name: str) -> str:
     return f"{label(counterpart(name))}/{label(name)}"
 
 
-def of_families(present: Iterable[str], *families: str) -> list[str]:
+def registered_among(present: Iterable[str], *families: str) -> list[str]:
     """The registered ones of ``families`` among ``present``, in reading order (:func:`grouped`)."""
     return [n for n in grouped(present) if n in BY_NAME and BY_NAME[n].family in families]
 
@@ -261,7 +261,7 @@ def for_sessions() -> list[str]:
 def describe() -> str:
     """Every factory by family, with its aliases: for ``--help`` and ``list``."""
     lines = []
-    for family in FAMILIES[:-1]:
+    for family in FAMILIES:
         entries = [f"{f.name} ({', '.join(f.aliases)})" if f.aliases else f.name for f in of_family(family)]
         lines.append(f"  {DESCRIPTIONS[family]}: " + "; ".join(entries))
     lines.append("  or module:function for your own. Bare dict_factory/ordered_dict_factory mean the driver's; "

@@ -1,7 +1,7 @@
 """The process-pool patterns of the multiprocessing write-up: a pool whose workers build
 their own Session.
 
-A pool pattern (``Pattern.pool``) hands its operations to the workers in tasks of
+A pool pattern (``Pattern.multiprocess``) hands its operations to the workers in tasks of
 ``Pattern.chunk`` operations (``--concurrency`` when it names none), and each worker runs
 the pattern's body over its task: ``multiprocess_execute`` is ``sync`` over tasks of 10 (as
 the write-up's ``pool.map(..., batch_size=10)``), ``multiprocess_concurrent`` is

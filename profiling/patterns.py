@@ -88,6 +88,14 @@ class Context:
     wait: Callable[..., Any] = _no_wait  # Recorder.wait: times blocking calls
     stop: threading.Event = field(default_factory=threading.Event)
     tally: Tally = field(default_factory=Tally)
+    stop_on_error: bool = False  # the first failure stops the pattern (a benchmark's measurement)
+    timeout: float | None = None  # how long to wait for callback chains to finish (None: as long as it takes)
+
+    def failed(self, exc: BaseException) -> None:
+        """Count a final failure (and stop issuing requests, if asked to)."""
+        self.tally.error(exc)
+        if self.stop_on_error:
+            self.stop.set()
 
 
 def _submit(ctx: Context, i: int) -> Any:
@@ -95,7 +103,7 @@ def _submit(ctx: Context, i: int) -> Any:
     try:
         return ctx.session.execute_async(ctx.request(i))
     except Exception as exc:
-        ctx.tally.error(exc)
+        ctx.failed(exc)
         return None
 
 
@@ -105,7 +113,7 @@ def _collect(ctx: Context, future: Any) -> None:
     try:
         result = ctx.wait(future.result)
     except Exception as exc:
-        ctx.tally.error(exc)
+        ctx.failed(exc)
     else:
         ctx.tally.success(result)
 
@@ -190,12 +198,13 @@ def callback_full_pipeline(ctx: Context, ops: range) -> None:
         finished()
 
     def on_error(exc: BaseException) -> None:
-        ctx.tally.error(exc)
+        ctx.failed(exc)
         finished()
 
     for _ in range(max(1, min(ctx.concurrency, len(ops)))):
         start_next()
-    ctx.wait(done.wait)
+    if not ctx.wait(done.wait, ctx.timeout):
+        raise TimeoutError(f"callback chains: {in_flight} requests still in flight after {ctx.timeout} s")
 
 
 def execute_concurrent(ctx: Context, ops: range) -> None:
@@ -206,7 +215,7 @@ def execute_concurrent(ctx: Context, ops: range) -> None:
             try:
                 yield ctx.request(i), None
             except Exception as exc:  # a bind error must not abort the whole helper
-                ctx.tally.error(exc)
+                ctx.failed(exc)
 
     results = iter(_driver_execute_concurrent(ctx.session, statements(), concurrency=ctx.concurrency,
                                               raise_on_first_error=False, results_generator=True))
@@ -216,7 +225,7 @@ def execute_concurrent(ctx: Context, ops: range) -> None:
         if ok:
             ctx.tally.success(result)
         else:
-            ctx.tally.error(result)
+            ctx.failed(result)
 
 
 def async_errback(ctx: Context, ops: range) -> None:
@@ -255,7 +264,7 @@ def async_errback(ctx: Context, ops: range) -> None:
             ctx.tally.retry()
             send(i, attempt + 1)
         else:
-            ctx.tally.error(exc)
+            ctx.failed(exc)
             release()
 
     for i in _until_stopped(ctx, ops):
@@ -274,13 +283,9 @@ class Pattern:
     name: str
     body: Callable[[Context, range], None]  # one thread's (or one pool task's) share of the operations
     summary: str
-    pool: bool = False          # run by a process pool whose workers each run ``body`` over chunks
+    multiprocess: bool = False  # run by a process pool whose workers each run ``body`` over chunks
     chunk: int | None = None    # operations per pool task (None: --concurrency)
     warning: str | None = None
-
-    @property
-    def multiprocess(self) -> bool:
-        return self.pool
 
 
 PATTERNS: dict[str, Pattern] = {p.name: p for p in [
@@ -298,9 +303,10 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in [
             "callbacks + errbacks, in-flight limit, bounded retries, lost requests counted"),
     Pattern("multiprocess_execute", sync,
             "a process pool (--processes), one Session per worker after start, tasks of 10 sync executes",
-            pool=True, chunk=10),
+            multiprocess=True, chunk=10),
     Pattern("multiprocess_concurrent", execute_concurrent,
-            "a process pool, tasks of --concurrency requests through execute_concurrent per worker", pool=True),
+            "a process pool, tasks of --concurrency requests through execute_concurrent per worker",
+            multiprocess=True),
 ]}
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from . import instrument, pyspy, report, sampling
 from .child import PREFIX
-from .cluster import Contact, connect, reach
+from .cluster import connect, reach
 from .flame import write_speedscope, write_svg
 from .patterns import PATTERNS
 from .spec import Measurement, RunSettings, RunSpec
@@ -73,11 +73,6 @@ class Options(RunSettings):
     def spec(self, kind: str, pattern: str, factory: str) -> RunSpec:
         """The run of one combination, with every other field as these options say."""
         return RunSpec(pattern=pattern, factory=factory, workload=self.workload(kind), **self.settings())
-
-    def contact(self) -> Contact:
-        from . import node
-
-        return Contact(self.hosts, self.port or node.port(), local=False)
 
     def combos(self) -> list[tuple[str, str, str]]:
         """(kind, pattern, factory); an INSERT returns no rows, so writes use the first factory."""
@@ -327,18 +322,24 @@ def run_session(opts: Options) -> int:
     """A cluster (``--hosts``, or the local node, started if needed and then stopped), data,
     every run, the reports."""
     harness = Harness(opts)
-    with reach(opts.hosts, opts.port) as contact:
-        opts.hosts, opts.port = contact.hosts, contact.port
-        try:
-            print(f"[profiling] cluster {contact}, keyspace {opts.keyspace}, output {opts.out}", flush=True)
-            prepare_data(opts)
-            harness.run()
-        except KeyboardInterrupt:
-            harness.stopping = True
-        finally:
-            write_reports(opts, harness.rows)
-            if not opts.keep_data:
-                drop_data(opts)
+    try:
+        with reach(opts.hosts, opts.port) as contact:
+            opts.hosts, opts.port = contact.hosts, contact.port
+            try:
+                print(f"[profiling] cluster {contact}, keyspace {opts.keyspace}, output {opts.out}", flush=True)
+                prepare_data(opts)
+                harness.run()
+            except KeyboardInterrupt:
+                harness.stopping = True
+            finally:
+                try:
+                    write_reports(opts, harness.rows)
+                finally:
+                    if not opts.keep_data:
+                        drop_data(opts)
+    except KeyboardInterrupt:  # while the node was starting or stopping: what there is is reported
+        harness.stopping = True
+        write_reports(opts, harness.rows)
     if harness.stopping:
         return 130
     return 1 if any(r.get("failed") for r in harness.rows) else 0

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES
 
 #: Region markers: (function name's last dotted part) -> category, in instrument.py.
@@ -199,8 +200,7 @@ _BY_MODULE_PYTHON = [
                                "recv_row", "read_value"), "deserialization"),
     ("cassandra/protocol.py", ("encode_message", "send_body", "write_value"), "encode"),
     ("cassandra/query.py", ("bind",), "encode"),
-    ("cassandra/query.py", ("tuple_factory", "named_tuple_factory", "dict_factory",
-                            "ordered_dict_factory"), "row_factory"),
+    ("cassandra/query.py", tuple(f.attr for f in of_family("driver")), "row_factory"),
     ("pyfactories/", (), "row_factory"),
     ("cassandra/io/", (), "io"),
 ]

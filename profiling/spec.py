@@ -14,6 +14,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from . import node
+from .cluster import Contact
 from .patterns import PATTERNS, Tally
 from .workload import Workload
 
@@ -37,6 +39,10 @@ class RunSettings:
     def settings(self) -> dict[str, Any]:
         """These settings alone (not the fields a subclass adds)."""
         return {f.name: getattr(self, f.name) for f in fields(RunSettings)}
+
+    def contact(self) -> Contact:
+        """Where the runs connect (the port as ``profiling.cluster.reach`` defaults it)."""
+        return Contact(self.hosts, self.port or node.port())
 
 
 @dataclass(kw_only=True)

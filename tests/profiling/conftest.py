@@ -1,1 +1,1 @@
-"""The profiling tests use the session's ``cassandra_hosts`` fixture from ``tests/conftest.py``."""
+"""The profiling tests use the session's ``contact`` fixture from ``tests/conftest.py``."""

@@ -360,3 +360,34 @@ def test_instrumented_wrappers_carry_the_markers_sampling_looks_for():
         assert sampling.MARKERS[code.co_name] == category
     assert rec.wait(lambda a, b: a + b, 2, 3) == 5
     assert rec.snapshot()["calls"]["wait"] == 1
+
+
+def test_callback_chains_give_up_after_their_timeout():
+    from types import SimpleNamespace
+
+    from profiling import patterns
+
+    class Unanswered:
+        def add_callbacks(self, ok, err):
+            pass
+
+    session = SimpleNamespace(execute_async=lambda statement: Unanswered())
+    ctx = patterns.Context(session, lambda i: i, concurrency=2, timeout=0.05)
+    with pytest.raises(TimeoutError, match="2 requests still in flight after 0.05 s"):
+        patterns.callback_full_pipeline(ctx, range(5))
+
+
+def test_stop_on_error_stops_issuing_requests():
+    from types import SimpleNamespace
+
+    from profiling import patterns
+
+    sent = []
+
+    def execute_async(statement):
+        sent.append(statement)
+        raise ValueError("refused")
+
+    ctx = patterns.Context(SimpleNamespace(execute_async=execute_async), lambda i: i, stop_on_error=True)
+    patterns.sync(ctx, range(10))
+    assert sent == [0] and ctx.tally.errors == 1 and ctx.stop.is_set()
