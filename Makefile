@@ -12,9 +12,18 @@ FACTORY ?=
 PROFILE_ARGS ?=
 NODES ?= 3
 
+# `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
+# the interpreter manager's newest 3.X), each built in a virtual environment of its own under
+# .cache/wheel-build, repaired to manylinux, into $(DIST) with the sdist.
+DIST ?= dist
+PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
+	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
+		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
+BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
+
 .PHONY: help venv build test test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
-	wheel sdist typecheck clean
+	wheel wheels pythons sdist typecheck clean
 
 help:
 	@echo "make profile     build, start the local Cassandra, profile the default patterns, write flamegraphs"
@@ -22,6 +31,7 @@ help:
 	@echo "make bench       benchmarks at three depths (about 10 min); bench-quick (about 1 min)"
 	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
+	@echo "make wheels      manylinux wheels for every CPython 3.11+ here, and the sdist, in dist/"
 
 $(DEPS): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +88,23 @@ wheel: $(DEPS)
 		&& rm -f dist/pyfactories-*-linux_*.whl \
 		|| echo "auditwheel could not repair the wheel: keeping the linux_* tag"
 	ls dist/
+
+pythons:
+	@for py in $(PYTHONS); do echo $$py; done
+
+wheels: $(DEPS)
+	@[ -n "$(strip $(PYTHONS))" ] || { echo "no CPython 3.11+ found"; exit 1; }
+	rm -rf $(DIST)/raw && mkdir -p $(DIST)/raw
+	set -e; for py in $(PYTHONS); do \
+		env=.cache/wheel-build/$$($$py -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
+		[ -x $$env/bin/python ] || $$py -m venv $$env; \
+		$$env/bin/pip install -q --disable-pip-version-check --upgrade pip $(BUILD_REQUIRES); \
+		$$env/bin/pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw .; \
+	done
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $(DIST)/raw/pyfactories-*.whl
+	rm -rf $(DIST)/raw
+	$(PY) -m build --sdist --no-isolation --outdir $(DIST) .
+	ls $(DIST)
 
 sdist: $(DEPS)
 	$(PY) -m build --sdist --no-isolation
