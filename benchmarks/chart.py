@@ -96,9 +96,11 @@ def draw(results: dict[str, Any], path: str | Path) -> Path:
                    frameon=False)
     env = results.get("env", {})
     cas = (env.get("cassandra") or {}).get("version")
+    drv = env.get("driver", {})
     fig.suptitle(
         f"pyfactories benchmarks ({results.get('size', '?')}), {env.get('created', '')[:10]}: Python "
-        f"{env.get('python', {}).get('version', '?')}, cassandra-driver {env.get('driver', {}).get('version', '?')}"
+        f"{env.get('python', {}).get('version', '?')}, {drv.get('distribution', 'cassandra-driver')} "
+        f"{drv.get('version', '?')}"
         + (f", Cassandra {cas}" if cas else "") + f", {env.get('machine', {}).get('cpus_usable', '?')} CPU(s)",
         fontsize=11,
     )

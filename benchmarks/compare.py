@@ -103,7 +103,8 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-ENV_KEYS = ("machine.cpu", "machine.cpus_usable", "python.version", "python.implementation", "driver.version",
+ENV_KEYS = ("machine.cpu", "machine.cpus_usable", "python.version", "python.implementation", "driver.distribution",
+            "driver.version",
             "driver.cython", "driver.connection_class", "pyfactories.version", "pyfactories.impl",
             "pyfactories.fastpath", "cassandra.version", "cassandra.nodes", "cassandra.protocol_version",
             "git.commit")

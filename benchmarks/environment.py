@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling.factories import fastpath_status
+from pyfactories import _driver
 
 from . import REPO_ROOT
 
@@ -86,6 +87,7 @@ def environment() -> dict[str, Any]:
             "executable": sys.executable,
         },
         "driver": {
+            "distribution": _driver.distribution(),
             "version": cassandra.__version__,
             "cython": bool(getattr(cassandra.protocol, "HAVE_CYTHON", False)),
             "connection_class": getattr(cassandra.cluster.DefaultConnection, "__name__", "?"),

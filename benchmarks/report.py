@@ -22,7 +22,7 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
         f"- machine: {m.get('cpu', '?')}, {m.get('cpus_usable', '?')} usable CPU(s) of {m.get('cpus', '?')}, "
         f"{m.get('mem_total_mb', '?')} MB, {m.get('platform', '?')}; load average at start "
         f"{', '.join(f'{x:.2f}' for x in (m.get('loadavg_at_start') or []))}",
-        f"- Python {py.get('version', '?')} ({py.get('implementation', '?')}), cassandra-driver {drv.get('version', '?')} "
+        f"- Python {py.get('version', '?')} ({py.get('implementation', '?')}), {drv.get('distribution', 'cassandra-driver')} {drv.get('version', '?')} "
         f"({'compiled' if drv.get('cython') else 'pure Python'}, {drv.get('connection_class', '?')}), "
         f"pyfactories {pf.get('version', '?')} ({pf.get('impl', '?')}; fast path: "
         f"{', '.join(pf.get('fastpath') or []) or 'not available'})",

@@ -364,4 +364,6 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
 def _driver_version() -> str:
     import cassandra
 
-    return cassandra.__version__
+    from pyfactories import _driver
+
+    return f"{_driver.distribution()} {cassandra.__version__}"

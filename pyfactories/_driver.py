@@ -29,6 +29,16 @@ def installed() -> list[tuple[str, str]]:
     return found
 
 
+def distribution() -> str:
+    """The distribution whose ``cassandra`` package is in use: the one whose version it reports
+    (both names when two claim it at that version; ``"unknown"`` when no metadata says)."""
+    import cassandra
+
+    claims = installed()
+    same = [dist for dist, version in claims if version == cassandra.__version__]
+    return " or ".join(same or [dist for dist, _ in claims]) or "unknown"
+
+
 def check() -> None:
     """Raise if no driver provides ``cassandra``; warn once if two distributions claim it."""
     if importlib.util.find_spec("cassandra") is None:

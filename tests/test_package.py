@@ -47,6 +47,19 @@ def test_two_driver_distributions_are_named(monkeypatch):
         _driver.check()
 
 
+def test_the_distribution_in_use_is_the_one_at_the_packages_version(monkeypatch):
+    import cassandra
+
+    from pyfactories import _driver
+
+    assert _driver.distribution() == "cassandra-driver"
+    monkeypatch.setattr(_driver, "installed", lambda: [("cassandra-driver", "3.29.3"),
+                                                       ("scylla-driver", cassandra.__version__)])
+    assert _driver.distribution() == "scylla-driver"
+    monkeypatch.setattr(_driver, "installed", lambda: [])
+    assert _driver.distribution() == "unknown"
+
+
 def test_default_is_compiled_in_this_build():
     assert pyfactories.__impl__ == "cython"
     assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories._speedups"

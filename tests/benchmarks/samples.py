@@ -13,7 +13,8 @@ ENV = {
     "machine": {"cpu": "Test CPU", "cpus": 2, "cpus_usable": 2, "mem_total_mb": 4096, "platform": "Linux",
                 "loadavg_at_start": [0.5, 0.5, 0.5]},
     "python": {"version": "3.11.7", "implementation": "CPython"},
-    "driver": {"version": "3.30.1", "cython": True, "connection_class": "LibevConnection"},
+    "driver": {"distribution": "cassandra-driver", "version": "3.30.1", "cython": True,
+               "connection_class": "LibevConnection"},
     "pyfactories": {"version": "0.1.0", "impl": "cython", "fastpath": []},
     "cassandra": {"version": "5.0.9", "nodes": 1, "hosts": ["127.0.0.1"], "protocol_version": 5},
     "git": {"commit": "0" * 40, "dirty": False},
@@ -44,8 +45,9 @@ E2E_CPU_US = {
 
 
 def results(scale: dict[str, float] | None = None, e2e_scale: dict[str, float] | None = None,
-            driver: str = "3.30.1") -> dict[str, Any]:
-    """A combined results file; ``scale`` multiplies a factory's times, ``e2e_scale`` its CPU per query."""
+            driver: str = "3.30.1", distribution: str = "cassandra-driver") -> dict[str, Any]:
+    """A combined results file; ``scale`` multiplies a factory's times, ``e2e_scale`` its CPU per query;
+    ``distribution`` and ``driver`` say which driver it ran on."""
     scale = scale or {}
     e2e_scale = e2e_scale or {}
     cases = []
@@ -82,7 +84,7 @@ def results(scale: dict[str, float] | None = None, e2e_scale: dict[str, float] |
            "cassandra": copy.deepcopy(ENV["cassandra"]), "cases": e2e_cases}
     e2e["verdicts"] = targets.as_json(targets.end_to_end(e2e))
     env = copy.deepcopy(ENV)
-    env["driver"]["version"] = driver
+    env["driver"].update(distribution=distribution, version=driver)
     out = {"schema": 1, "kind": "pyfactories-bench", "size": "quick", "command": "python -m benchmarks.run --size quick",
            "env": env, "factory_only": factory_only, "decode": decode, "e2e": e2e}
     out["verdicts"] = targets.as_json(targets.all_verdicts(out))

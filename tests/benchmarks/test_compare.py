@@ -17,10 +17,11 @@ def test_compare_reports_what_moved(tmp_path, capsys):
     old = _write(tmp_path, "old.json", samples.results())
     new = _write(tmp_path, "new.json", samples.results(scale={"pf_dict": 1.2, "cached_named_tuple": 0.9},
                                                        e2e_scale={"cached_named_tuple": 1.05},
-                                                       driver="3.29.2"))
+                                                       driver="3.29.12", distribution="scylla-driver"))
     assert compare.main([old, new]) == 0
     out = capsys.readouterr().out
-    assert "driver.version: 3.30.1 -> 3.29.2" in out
+    assert "driver.distribution: cassandra-driver -> scylla-driver" in out
+    assert "driver.version: 3.30.1 -> 3.29.12" in out
     lines = out.splitlines()
     slower = [ln for ln in lines if "| pf_dict" in ln and "factory" in ln and "ns/call" in ln]
     assert slower and all("+20.0%" in ln and "WORSE" in ln for ln in slower)

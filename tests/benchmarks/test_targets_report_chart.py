@@ -57,6 +57,7 @@ def test_report_has_every_depth_and_the_verdicts():
     assert "250x" in row1 and "50.0 µs" in row1
     # e2e: named_tuple on single = 511 / 350
     assert "1.46x" in text
+    assert "scylla-driver 3.29.12" in report.render(samples.results(driver="3.29.12", distribution="scylla-driver"))
 
 
 def test_chart_is_a_png(tmp_path):
