@@ -21,13 +21,14 @@ PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
 BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
 
-.PHONY: help venv build test test-unit test-integration profile bench bench-quick \
+.PHONY: help venv build test test-matrix test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
 	wheel wheels pythons sdist typecheck clean
 
 help:
 	@echo "make profile     build, start the local Cassandra, profile the default patterns, write flamegraphs"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
+	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
 	@echo "make bench       benchmarks at three depths (about 10 min); bench-quick (about 1 min)"
 	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
@@ -47,13 +48,17 @@ build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
 test: build
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not matrix"
+
+# The wheel with every supported driver release, each in a fresh environment, against the real node.
+test-matrix: build
+	$(PY) -m pytest -m matrix
 
 test-unit: build
-	$(PY) -m pytest -m "not integration and not slow"
+	$(PY) -m pytest -m "not integration and not slow and not matrix"
 
 test-integration: build
-	$(PY) -m pytest -m integration
+	$(PY) -m pytest -m "integration and not matrix"
 
 profile: build
 	$(PY) -m profiling run --default $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)

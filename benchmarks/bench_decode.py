@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
+from pyfactories._driver import feature_args
 from profiling.factories import (BY_NAME, REFERENCE, counterpart, fastpath_status, grouped, label, offline, versus,
                                  versus_label)
 
@@ -67,10 +68,11 @@ def decoders(include_python: bool = True) -> tuple[dict[str, Decoder], str | Non
 def make_step(decode: Callable[..., Any], fx: fixtures.Fixture) -> Callable[[Any, Any], Any]:
     """``step(row_factory, body)``: decode one RESULT body, then build its rows."""
     pv, flags, opcode, md = fx.protocol_version, fx.flags, fx.opcode, fx.result_metadata()
+    features = feature_args(decode)  # as the installed driver calls it (scylla-driver: protocol features)
     user_types: dict[str, Any] = {}
 
     def step(row_factory: Callable[[Any, Any], Any], body: bytes) -> Any:
-        msg = decode(pv, user_types, 0, flags, opcode, body, None, md)
+        msg = decode(pv, *features, user_types, 0, flags, opcode, body, None, md)
         return row_factory(msg.column_names, msg.parsed_rows)
 
     return step

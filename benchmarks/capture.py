@@ -59,10 +59,10 @@ def _recording_handler(base: Any, sink: list[dict[str, Any]]) -> Any:
 
     class Recording(base):  # type: ignore[misc, valid-type]
         @classmethod
-        def decode_message(cls, protocol_version, user_type_map, stream_id, flags, opcode, body,
-                           decompressor, result_metadata):
-            msg = super().decode_message(protocol_version, user_type_map, stream_id, flags, opcode, body,
-                                         decompressor, result_metadata)
+        def decode_message(cls, protocol_version, *args):
+            # the driver's arguments end the same way whether or not protocol features come first
+            msg = super().decode_message(protocol_version, *args)
+            _user_types, _stream, flags, opcode, body, decompressor, result_metadata = args[-7:]
             if opcode == RESULT_OPCODE:
                 sink.append({"protocol_version": protocol_version, "flags": flags, "opcode": opcode,
                              "body": bytes(body), "result_metadata": result_metadata,

@@ -6,19 +6,15 @@ metadata into Python objects, builds a descriptor and a deserializer per
 column, decodes each row into a tuple, and then hands the tuples to the row
 factory, which builds every row a second time. Here:
 
-* the column metadata is skipped over in C and its raw bytes (or, for a
-  prepared statement's result without metadata, the identity of the prepared
-  metadata) key a bounded cache of *plans*: column names and types, the
-  driver's own deserializers, the row class or dict template;
-* a miss lets the driver's own metadata parser build the plan, so types are
-  exactly the driver's;
-* each row is decoded into a scratch array and moved into its final object,
-  one allocation per row, never visible half-filled.
+* the column metadata is skipped over in C and its raw bytes (or, for a prepared statement's
+  result without metadata, the identity of the prepared metadata) key a bounded cache of
+  *plans*: column names and types, the driver's own deserializers, the row class or dict template;
+* a miss lets the driver's own metadata parser build the plan (types are the driver's);
+* each row is decoded into a scratch array and moved into its final object (one allocation).
 
 Values are decoded by the driver's deserializers (``cimport`` of the ``.pxd``
-files the driver ships), so they are the driver's values. This module is
-imported only when the installed driver is the one it was built against
-(``pyfactories.fastpath`` checks first).
+files the driver ships), so they are the driver's values; ``pyfactories.fastpath``
+checks the installed driver's declarations before importing this module.
 """
 
 from libc.string cimport memcpy
@@ -33,7 +29,8 @@ from cpython.datetime cimport datetime_new, import_datetime
 from cassandra.buffer cimport Buffer
 from cassandra.deserializers cimport Deserializer, from_binary
 
-from fastpath_values cimport pf_timestamp_fields, pf_uuid_from_16
+from fastpath_values cimport (DIRECT_ASCII, DIRECT_NONE, DIRECT_TIMESTAMP, DIRECT_UTF8, DIRECT_UUID,
+                             pf_timestamp_fields, pf_uuid_from_16)  # values built in place
 from result_reader cimport pf_read_int, pf_read_short, pf_reader, pf_reader_init, pf_skip_string, pf_skip_type, pf_take
 from rows cimport pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_tuple_row_from_owned
 
@@ -44,7 +41,7 @@ include "_driver_version.pxi"
 import uuid
 
 from cassandra import DriverException
-from cassandra.cqltypes import TimeUUIDType, UserType, UUIDType
+from cassandra.cqltypes import DateType, TimeUUIDType, UserType, UUIDType
 from cassandra.deserializers import (DesAsciiType, DesDateType, DesUTF8Type, DesUUIDType, DesVarcharType,
                                      make_deserializers)
 from cassandra.query import tuple_factory as _tuple_factory
@@ -82,7 +79,7 @@ cdef class Plan:
     """What decoding rows of one column list needs, built once per metadata."""
     cdef readonly list column_metadata, names, types
     cdef tuple deserializers, keys
-    cdef bytes direct  # per column: how a non-empty value is built without the deserializer (_DIRECT_*)
+    cdef bytes direct  # per column: how a non-empty value is built without the deserializer (DIRECT_*)
     cdef object row_class, template, udts, source
     cdef Py_ssize_t ncols
     cdef int protocol_version
@@ -117,20 +114,6 @@ cdef class Plan:
             udt.mapped_class = user_type_map.get(udt.keyspace, {}).get(udt.typename)
 
 
-# Some of the driver's deserializers are a single CPython call on a copy of the value's bytes;
-# for non-empty values of those columns (and only while the deserializer is the driver's own
-# class) the decoder makes that call on the bytes in place, with the same result and the same
-# exception. uuid and timeuuid: UUID(bytes=value) for 16-byte values (any other length still
-# goes to the driver's deserializer, for its error); text: value.decode('utf8'); ascii:
-# value.decode('ascii'); timestamp: the driver's arithmetic (pf_timestamp_fields) for 8-byte values
-# in years 1..9999, the driver's deserializer for the rest.
-cdef enum:
-    _DIRECT_NONE = 0
-    _DIRECT_UUID = 1
-    _DIRECT_UTF8 = 2
-    _DIRECT_ASCII = 3
-    _DIRECT_TIMESTAMP = 4
-
 _UUID = uuid.UUID
 _UUID_INT = "int"
 _UUID_IS_SAFE = "is_safe"
@@ -141,16 +124,33 @@ _TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
 def _direct_kind(cqltype, deserializer):
     des = type(deserializer)
     if cqltype is UUIDType and des is DesUUIDType:
-        return _DIRECT_UUID
+        return DIRECT_UUID
     if cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE:
-        return _DIRECT_UUID
+        return DIRECT_UUID
     if des is DesUTF8Type or des is DesVarcharType:
-        return _DIRECT_UTF8
+        return DIRECT_UTF8
     if des is DesAsciiType:
-        return _DIRECT_ASCII
-    if des is DesDateType:
-        return _DIRECT_TIMESTAMP
-    return _DIRECT_NONE
+        return DIRECT_ASCII
+    if des is DesDateType and _TIMESTAMPS_IN_PLACE:
+        return DIRECT_TIMESTAMP
+    return DIRECT_NONE
+
+
+cdef bint _same_timestamps_as_the_driver() except -1:
+    """Whether in-place timestamps are the installed driver's (probes: float vs exact, years 1, 9999)."""
+    cdef Buffer buf
+    cdef int f[7]
+    des = make_deserializers([DateType])[0]
+    for ms in (0, -1, 1_700_000_000_123, 253_402_214_399_999, -62_135_423_999_999, 4_102_444_800_001):
+        b = int(ms).to_bytes(8, "big", signed=True)
+        buf.ptr, buf.size = <char *>PyBytes_AS_STRING(b), 8
+        if pf_timestamp_fields(ms, f) != 0 or (from_binary(<Deserializer>des, &buf, 4) !=
+                                               datetime_new(f[0], f[1], f[2], f[3], f[4], f[5], f[6], None)):
+            return False
+    return True
+
+
+_TIMESTAMPS_IN_PLACE = _same_timestamps_as_the_driver()
 
 
 def _user_types(types):
@@ -318,15 +318,15 @@ cdef class RowsDecoder:
             size = pf_read_int(r)
             buf.size = size
             buf.ptr = NULL if size <= 0 else <char *>pf_take(r, size)
-            kind = direct[i] if size > 0 else _DIRECT_NONE
+            kind = direct[i] if size > 0 else DIRECT_NONE
             try:
-                if kind == _DIRECT_UUID and size == 16:
+                if kind == DIRECT_UUID and size == 16:
                     value = pf_uuid_from_16(_UUID, _UUID_INT, _UUID_IS_SAFE, _SAFE_UNKNOWN, buf.ptr)
-                elif kind == _DIRECT_UTF8:
+                elif kind == DIRECT_UTF8:
                     value = PyUnicode_DecodeUTF8(buf.ptr, size, NULL)
-                elif kind == _DIRECT_ASCII:
+                elif kind == DIRECT_ASCII:
                     value = PyUnicode_DecodeASCII(buf.ptr, size, NULL)
-                elif kind == _DIRECT_TIMESTAMP and size == 8 and pf_timestamp_fields(_int64_at(buf.ptr), f) == 0:
+                elif kind == DIRECT_TIMESTAMP and size == 8 and pf_timestamp_fields(_int64_at(buf.ptr), f) == 0:
                     value = datetime_new(f[0], f[1], f[2], f[3], f[4], f[5], f[6], None)
                 else:
                     value = from_binary(<Deserializer>plan.deserializers[i], &buf, protocol_version)
@@ -368,40 +368,58 @@ def use_built_rows(future):
     future.row_factory = _tuple_factory
 
 
-def make_decode_message(RowsDecoder decoder, base_decode, message_cls):
+def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
     """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
 
     A frame with no flags (no compression, tracing, warnings or custom payload)
     holding a ROWS result becomes a message directly; anything else goes
     through the driver's ``decode_message`` (``base_decode``), which still
-    reaches ``decoder`` for ROWS through ``recv_results_rows``.
+    reaches ``decoder`` for ROWS through ``recv_results_rows``. ``with_features``:
+    the driver's has ``protocol_features`` after ``protocol_version`` (scylla-driver).
     """
     def decode_message(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
                        result_metadata):
-        cdef const unsigned char *p
-        if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
-                or cls.column_encryption_policy is not None):
-            return _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body,
-                                decompressor, result_metadata)
-        p = <const unsigned char *>PyBytes_AS_STRING(body)
-        if p[0] != 0 or p[1] != 0 or p[2] != 0 or p[3] != _RESULT_KIND_ROWS:
-            return _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body,
-                                decompressor, result_metadata)
-        msg = message_cls.__new__(message_cls)
-        msg.kind = _RESULT_KIND_ROWS
-        decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
-        msg.stream_id = stream_id
-        msg.trace_id = None
-        return msg
-    return classmethod(decode_message)
+        if _plain_rows(cls, flags, opcode, body):
+            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                                 result_metadata)
+        return _base_decode(base_decode, cls, opcode, (protocol_version, user_type_map, stream_id, flags, opcode,
+                                                       body, decompressor, result_metadata))
+
+    def decode_message_with_features(cls, protocol_version, protocol_features, user_type_map, stream_id, flags,
+                                     opcode, body, decompressor, result_metadata):
+        if _plain_rows(cls, flags, opcode, body):
+            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                                 result_metadata)
+        return _base_decode(base_decode, cls, opcode, (protocol_version, protocol_features, user_type_map, stream_id,
+                                                       flags, opcode, body, decompressor, result_metadata))
+
+    return classmethod(decode_message_with_features if with_features else decode_message)
 
 
-cdef _base_decode(base_decode, cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
-                  result_metadata):
+cdef inline bint _plain_rows(cls, flags, opcode, body):
+    """A frame without flags whose body is a ROWS result (and no column encryption to apply)."""
+    cdef const unsigned char *p
+    if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
+            or cls.column_encryption_policy is not None):
+        return False
+    p = <const unsigned char *>PyBytes_AS_STRING(body)
+    return p[0] == 0 and p[1] == 0 and p[2] == 0 and p[3] == _RESULT_KIND_ROWS
+
+
+cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                   result_metadata):
+    msg = message_cls.__new__(message_cls)
+    msg.kind = _RESULT_KIND_ROWS
+    decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
+    msg.stream_id = stream_id
+    msg.trace_id = None
+    return msg
+
+
+cdef _base_decode(base_decode, cls, opcode, tuple args):
     """The driver's ``decode_message``; a RESULT it cannot read raises ``MalformedResult`` (a DriverException)."""
     try:
-        return base_decode(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
-                           result_metadata)
+        return base_decode(cls, *args)
     except DriverException:
         raise
     except Exception as exc:

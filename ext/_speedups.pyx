@@ -31,6 +31,7 @@ include "_driver_version.pxi"
 # The cassandra-driver whose .pxd files the fast path (pyfactories._fastpath) was compiled
 # against; pyfactories.fastpath reads it here, before importing that module.
 BUILT_AGAINST_DRIVER = DRIVER_VERSION
+BUILT_AGAINST_PXD = DRIVER_PXD_DIGEST  # the declarations of the driver's .pxd files it cimports
 
 cdef extern from *:
     """

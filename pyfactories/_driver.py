@@ -10,11 +10,20 @@ whichever was installed last has overwritten the other's files.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import inspect
 import warnings
 from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 DISTRIBUTIONS = ("cassandra-driver", "scylla-driver")
+#: The driver releases the fast path is tested on (the install matrix runs its differential tests
+#: on each); with any other, it warns and sessions keep the driver's own path.
+FASTPATH_RELEASES = {"cassandra-driver": ("3.30.0", "3.30.1"), "scylla-driver": ("3.29.11", "3.29.12")}
+#: The driver's ``.pxd`` files the fast path is compiled against (``cimport``, directly or not).
+FASTPATH_PXD = ("buffer.pxd", "deserializers.pxd")
 INSTALL_HINT = "pip install 'pyfactories[cassandra]' (or 'pyfactories[scylla]' for ScyllaDB's driver)"
 
 
@@ -37,6 +46,52 @@ def distribution() -> str:
     claims = installed()
     same = [dist for dist, version in claims if version == cassandra.__version__]
     return " or ".join(same or [dist for dist, _ in claims]) or "unknown"
+
+
+def pxd_digest(package: str | Path | None = None) -> str | None:
+    """A digest of the declarations (comments and blank lines left out) of the driver's ``.pxd``
+    files the fast path cimports, from the installed ``cassandra`` package or the folder
+    ``package``; None if one is missing. Equal digests: the compiled fast path fits the driver."""
+    if package is None:
+        spec = importlib.util.find_spec("cassandra")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        package = list(spec.submodule_search_locations)[0]
+    digest = hashlib.sha256()
+    for name in FASTPATH_PXD:
+        path = Path(package) / name
+        if not path.is_file():
+            return None
+        lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+        digest.update("\n".join(ln for ln in lines if ln and not ln.startswith("#")).encode())
+    return digest.hexdigest()[:16]
+
+
+def takes_protocol_features(decode: Any = None) -> bool:
+    """Whether ``decode`` (a handler's ``decode_message``; default the driver's ``ProtocolHandler``'s)
+    takes ``protocol_features`` after ``protocol_version``, as scylla-driver's does."""
+    if decode is None:
+        from cassandra.protocol import ProtocolHandler
+
+        decode = ProtocolHandler.decode_message
+    return "protocol_features" in inspect.signature(decode).parameters
+
+
+def feature_args(decode: Any = None) -> tuple[Any, ...]:
+    """What goes between ``protocol_version`` and ``user_type_map`` when calling ``decode`` the way the
+    driver does: default protocol features for scylla-driver, nothing for cassandra-driver."""
+    if not takes_protocol_features(decode):
+        return ()
+    from cassandra.protocol_features import ProtocolFeatures  # scylla-driver only
+
+    return (ProtocolFeatures(),)
+
+
+def decode_message(handler: Any, protocol_version: int, user_type_map: Any, stream_id: int, flags: int, opcode: int,
+                   body: bytes, decompressor: Any, result_metadata: Any) -> Any:
+    """``handler.decode_message`` of a frame read off the wire, called as the installed driver calls it."""
+    return handler.decode_message(protocol_version, *feature_args(handler.decode_message), user_type_map, stream_id,
+                                  flags, opcode, body, decompressor, result_metadata)
 
 
 def check() -> None:

@@ -25,10 +25,13 @@ continuous paging are decoded by the driver's own path and then given to
 ``cached_named_tuple_factory`` / ``dict_factory``. DSE graph queries are not
 supported with ``rows="dict"``.
 
-The compiled module depends on the driver's binary internals. It records the
-driver version it was built against; with any other installed version, or a
-driver without its compiled extensions, importing this module warns once and
-``enable`` leaves the session on the driver's normal path (returning False).
+The compiled module depends on the driver's binary internals: it records a
+digest of the driver's ``.pxd`` declarations it was built against, and runs on
+the driver releases it is tested on (``pyfactories._driver.FASTPATH_RELEASES``,
+cassandra-driver and scylla-driver) whose declarations are the same. With any
+other driver, or one without its compiled extensions, importing this module
+warns once and ``enable`` leaves the session on the driver's normal path
+(returning False).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import cassandra
 from cassandra import protocol
 from cassandra.cluster import Session
 
-from . import __impl__, _impl
+from . import __impl__, _driver, _impl
 
 ROWS = ("named", "dict")
 
@@ -49,11 +52,16 @@ _MISSING = object()
 def _why_unavailable() -> str | None:
     if __impl__ != "cython":
         return "pyfactories runs its pure-Python implementation"
-    built = getattr(_impl.impl, "BUILT_AGAINST_DRIVER", "unknown")
-    if built != cassandra.__version__:
-        return f"it was built against cassandra-driver {built}, but {cassandra.__version__} is installed"
     if not getattr(protocol, "HAVE_CYTHON", False):
-        return "the installed cassandra-driver has no compiled extensions"
+        return "the installed Cassandra driver has no compiled extensions"
+    dist, version = _driver.distribution(), cassandra.__version__
+    if version not in _driver.FASTPATH_RELEASES.get(dist, ()):
+        releases = "; ".join(f"{d} {', '.join(v)}" for d, v in _driver.FASTPATH_RELEASES.items())
+        return f"{dist} {version} is not a driver release it is tested on ({releases})"
+    built = getattr(_impl.impl, "BUILT_AGAINST_PXD", None)
+    if built is None or _driver.pxd_digest() != built:
+        return (f"the compiled declarations of {dist} {version} differ from those of cassandra-driver "
+                f"{getattr(_impl.impl, 'BUILT_AGAINST_DRIVER', '?')}, which it was built against")
     return None
 
 
@@ -64,13 +72,11 @@ if UNAVAILABLE_REASON is None:
     except ImportError as exc:
         UNAVAILABLE_REASON = f"pyfactories._fastpath could not be imported: {exc}"
 AVAILABLE = UNAVAILABLE_REASON is None
+#: The one warning of a fast path that is off (at import, and again from ``enable``).
+OFF = (f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}; sessions keep the driver's normal path. Install a "
+       "driver release it is tested on, or rebuild pyfactories against the installed one, to use it.")
 if not AVAILABLE:
-    warnings.warn(
-        f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}; sessions keep the driver's normal path. "
-        "Rebuild pyfactories against the installed driver to use it.",
-        RuntimeWarning,
-        stacklevel=2,
-    )
+    warnings.warn(OFF, RuntimeWarning, stacklevel=2)
 
 
 def _make_handler(rows: str) -> type:
@@ -91,7 +97,8 @@ def _make_handler(rows: str) -> type:
     base_decode = protocol.ProtocolHandler.decode_message.__func__
     namespace = {
         "message_types_by_opcode": opcodes,
-        "decode_message": _fastpath.make_decode_message(decoder, base_decode, message),
+        "decode_message": _fastpath.make_decode_message(decoder, base_decode, message,
+                                                        _driver.takes_protocol_features()),
     }
     return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), namespace)
 
@@ -120,7 +127,7 @@ def enable(session: Session, rows: str = "named") -> bool:
     """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path."""
     _check_rows(rows)
     if not AVAILABLE:
-        warnings.warn(f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}", RuntimeWarning, stacklevel=2)
+        warnings.warn(OFF, RuntimeWarning, stacklevel=2)
         return False
     if is_enabled(session):
         disable(session)

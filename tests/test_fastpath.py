@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 
+import cassandra
 import pytest
 from cassandra import DriverException, cqltypes
 from cassandra.protocol import ProtocolHandler
@@ -16,7 +17,7 @@ from cassandra.query import dict_factory, named_tuple_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyfactories import fastpath
+from pyfactories import _driver, fastpath
 
 from .result_bodies import EMPTY_VALUE, SAMPLES, UDT, result_metadata, rows_body, string
 
@@ -30,7 +31,8 @@ def rows_kind(request):
 
 
 def decode(handler, body, protocol_version=5, result_meta=None, user_types=None, flags=0):
-    return handler.decode_message(protocol_version, user_types or {}, 1, flags, RESULT, body, None, result_meta)
+    return _driver.decode_message(handler, protocol_version, user_types or {}, 1, flags, RESULT, body, None,
+                                  result_meta)
 
 
 def driver_rows(body, rows_kind, **kwargs):
@@ -176,10 +178,9 @@ def _outcome(msg, factory):
     return factory(msg.column_names, msg.parsed_rows) if msg.kind == 2 else ("kind", msg.kind)
 
 
-def test_refuses_a_different_driver_version():
+def _fastpath_in_a_subprocess(setup):
     code = (
-        "import warnings, cassandra\n"
-        "cassandra.__version__ = '3.99.0'\n"
+        "import warnings, cassandra\n" + setup +
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
         "    from pyfactories import fastpath\n"
@@ -195,8 +196,34 @@ def test_refuses_a_different_driver_version():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "False"
-    assert "built against cassandra-driver 3.30.1, but 3.99.0 is installed" in lines[1]
     assert lines[2].startswith("handler: pyfactories.fastpath is off")
+    return lines[1]
+
+
+def test_refuses_a_driver_release_it_is_not_tested_on():
+    warned = _fastpath_in_a_subprocess("cassandra.__version__ = '3.99.0'\n")
+    assert ("3.99.0 is not a driver release it is tested on (cassandra-driver 3.30.0, 3.30.1; "
+            "scylla-driver 3.29.11, 3.29.12)") in warned
+
+
+def test_refuses_a_driver_whose_compiled_declarations_differ():
+    warned = _fastpath_in_a_subprocess("import pyfactories._driver as d\nd.pxd_digest = lambda package=None: '0' * 16\n")
+    installed = f"{_driver.distribution()} {cassandra.__version__}"
+    assert f"the compiled declarations of {installed} differ from those of cassandra-driver 3.30.1" in warned
+
+
+def test_the_declarations_digest_reads_declarations_only(tmp_path):
+    from pyfactories import _driver
+
+    for name in _driver.FASTPATH_PXD:
+        (tmp_path / name).write_text(f"# licence of {name}\n\ncdef class X:\n    cdef int n\n")
+    base = _driver.pxd_digest(tmp_path)
+    (tmp_path / "buffer.pxd").write_text("# another licence\ncdef class X:\n\n    cdef int n\n")
+    assert _driver.pxd_digest(tmp_path) == base
+    (tmp_path / "buffer.pxd").write_text("cdef class X:\n    cdef long n\n")
+    assert _driver.pxd_digest(tmp_path) != base
+    (tmp_path / "deserializers.pxd").unlink()
+    assert _driver.pxd_digest(tmp_path) is None
 
 
 def test_rows_argument_is_checked():
@@ -311,3 +338,11 @@ def test_request_listener_hands_built_rows_over_unchanged():
     future = FakeFuture(graph_object_row_factory)
     _fastpath.use_built_rows(future)
     assert future.row_factory is graph_object_row_factory
+
+
+def test_timestamps_are_built_in_place_only_where_the_driver_computes_the_same():
+    """cassandra-driver rounds timestamps through a double, scylla-driver exactly: the in-place
+    arithmetic is cassandra-driver's, so scylla-driver's timestamps come from its deserializer."""
+    from pyfactories import _fastpath
+
+    assert _fastpath._TIMESTAMPS_IN_PLACE is (_driver.distribution() == "cassandra-driver")

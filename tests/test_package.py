@@ -60,6 +60,22 @@ def test_the_distribution_in_use_is_the_one_at_the_packages_version(monkeypatch)
     assert _driver.distribution() == "unknown"
 
 
+def test_the_readme_lists_the_releases_the_fast_path_runs_on():
+    """The Compatibility table says "yes" for exactly the releases the fast path accepts."""
+    from pathlib import Path
+
+    from pyfactories import _driver
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme.split("### Compatibility", 1)[1].split("\n\n", 2)[1]
+    fast = {}
+    for line in table.splitlines()[2:]:
+        dist, releases, _factories, fastpath, _proof = [c.strip() for c in line.strip("|").split("|")]
+        if fastpath == "yes":
+            fast[dist] = tuple(r.strip() for r in releases.split(","))
+    assert fast == _driver.FASTPATH_RELEASES
+
+
 def test_default_is_compiled_in_this_build():
     assert pyfactories.__impl__ == "cython"
     assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories._speedups"
