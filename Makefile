@@ -1,7 +1,11 @@
 # Everything runs in this Makefile's own virtual environment (.venv by default).
 # `make profile` is the main job; `make test` runs the whole suite.
 PYTHON ?= python3
-VENV ?= .venv
+# The driver to run on: `make profile DRIVER=scylla-driver==3.29.12` (any release pip can install)
+# gets a virtual environment of its own, .venv-<distribution>-<version>.
+DEFAULT_DRIVER := cassandra-driver==3.30.1
+DRIVER ?= $(DEFAULT_DRIVER)
+VENV ?= $(if $(filter $(DEFAULT_DRIVER),$(DRIVER)),.venv,.venv-$(subst ==,-,$(DRIVER)))
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 DEPS := $(VENV)/.deps-installed
@@ -19,7 +23,7 @@ DIST ?= dist
 PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
-BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
+BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
 .PHONY: help venv build test test-matrix test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
@@ -37,7 +41,7 @@ help:
 $(DEPS): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --upgrade "setuptools>=77" wheel "Cython>=3.0,<4" "cassandra-driver==3.30.1"
+	$(BIN)/pip install -q --upgrade "setuptools>=77" wheel "Cython>=3.0,<4" "$(DRIVER)"
 	$(BIN)/pip install -q --no-build-isolation -e ".[dev]"
 	touch $@
 
