@@ -60,8 +60,8 @@ def _why_unavailable() -> str | None:
         return f"{dist} {version} is not a driver release it is tested on ({releases})"
     built = getattr(_impl.impl, "BUILT_AGAINST_PXD", None)
     if built is None or _driver.pxd_digest() != built:
-        return (f"the compiled declarations of {dist} {version} differ from those of cassandra-driver "
-                f"{getattr(_impl.impl, 'BUILT_AGAINST_DRIVER', '?')}, which it was built against")
+        return (f"the compiled declarations of {dist} {version} differ from those of the driver it was built "
+                f"against ({getattr(_impl.impl, 'BUILT_AGAINST_DRIVER', '?')})")
     return None
 
 
