@@ -1,62 +1,41 @@
 """Every driver release the fast path supports, proven against the real node: the wheel and that
 release installed into a fresh virtual environment, then the fast path's differential tests run
-there against the installed wheel (not the source tree). A release outside the list, and one
-without compiled extensions, get one warning and the driver's own path.
+there against the installed wheel (not the source tree). The package's unit suite runs from the
+wheel of every CPython found, and every other Python x driver pair gets a smoke test with rows from
+the node. A release outside the list, and one without compiled extensions, get one warning and the
+driver's own path.
 
 ``make test-matrix`` runs these (marker ``matrix``); ``make test`` leaves them out.
 """
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from pyfactories import _driver
 
-ROOT = Path(__file__).resolve().parent.parent
+from .installed import SMOKE, TEST_TOOLS, build_wheels, copy_suite, env_with, pythons, run
+
 RELEASES = [f"{dist}=={version}" for dist, versions in _driver.FASTPATH_RELEASES.items() for version in versions]
+REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs with on every Python
 #: The fast path's differential tests: decoding (fuzzed), every CQL type, statements, paging.
 SUBSET = ["tests/test_fastpath.py", "tests/integration/test_fastpath.py", "tests/integration/test_types.py"]
-TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+#: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
+UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
+        "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]
 
 pytestmark = [pytest.mark.matrix, pytest.mark.integration]
 
 
-def run(*cmd, env=None, cwd=None, ok=True):
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, cwd=cwd)
-    if ok:
-        assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return done
-
-
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT)
-    (built,) = out.glob("pyfactories-*.whl")
-    return built
+def wheels(tmp_path_factory):
+    return build_wheels(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    """The tests and what they import, away from the source tree's ``pyfactories``."""
-    where = tmp_path_factory.mktemp("suite")
-    for part in ("tests", "profiling", "benchmarks"):
-        shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", where)
-    return where
-
-
-def env_with(tmp_path, wheel, driver):
-    path = tmp_path / "env"
-    run(sys.executable, "-m", "venv", path)
-    python = path / "bin" / "python"
-    run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", driver, wheel, *TEST_TOOLS)
-    return python
+    return copy_suite(tmp_path_factory.mktemp("suite"))
 
 
 def against(contact):
@@ -66,16 +45,57 @@ def against(contact):
     return env
 
 
+def pytest_passed(done):
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert done.returncode == 0 and " passed" in last and "skipped" not in last, done.stdout[-6000:]
+
+
 @pytest.mark.parametrize("driver", RELEASES)
-def test_the_fast_paths_differential_tests_pass_on(driver, wheel, suite, contact, tmp_path):
-    python = env_with(tmp_path, wheel, driver)
+def test_the_fast_paths_differential_tests_pass_on(driver, wheels, suite, contact, tmp_path):
+    python = env_with(tmp_path / "env", [driver, wheels["cp311"], *TEST_TOOLS])
     installed = run(python, "-c", "import pyfactories, cassandra; from pyfactories import _driver; "
-                    "print(_driver.distribution(), cassandra.__version__, pyfactories.__file__)", cwd=suite).stdout.split()
-    assert installed[:2] == driver.split("==") and installed[2].startswith(str(tmp_path))
-    done = run(python, "-m", "pytest", *SUBSET, "-q", "-p", "no:cacheprovider", env=against(contact), cwd=suite,
-               ok=False)
-    assert done.returncode == 0, done.stdout[-6000:]
-    assert " passed" in done.stdout.splitlines()[-1] and "skipped" not in done.stdout.splitlines()[-1]
+                    "print(_driver.distribution(), cassandra.__version__, pyfactories.__file__)", cwd=suite).stdout
+    assert installed.split()[:2] == driver.split("==") and installed.split()[2].startswith(str(tmp_path))
+    pytest_passed(run(python, "-m", "pytest", *SUBSET, "-q", "-p", "no:cacheprovider", env=against(contact),
+                      cwd=suite, ok=False))
+
+
+def test_the_unit_suite_passes_from_each_wheel_on_its_python(wheels, suite, tmp_path):
+    for tag, python in pythons().items():
+        env = env_with(tmp_path / tag, [REFERENCE_RELEASE, wheels[tag], *TEST_TOOLS], python=python)
+        pytest_passed(run(env, "-m", "pytest", *UNIT, "-q", "-p", "no:cacheprovider", cwd=suite, ok=False))
+
+
+# On every other Python: the factories against the specification, and rows through the fast path
+# from the real node equal to the driver's own.
+ROWS = SMOKE + """
+import os
+from cassandra.query import named_tuple_factory
+from profiling.cluster import Contact, connect
+contact = Contact(os.environ["PYFACTORIES_HOSTS"].split(","), int(os.environ["PYFACTORIES_PORT"]))
+query = "SELECT keyspace_name, table_name, column_name, kind, position, type FROM system_schema.columns"
+rows = {}
+for fast in (False, True):
+    cluster, session = connect(contact, row_factory=named_tuple_factory)
+    if fast:
+        assert fastpath.enable(session)
+    rows[fast] = list(session.execute(query))
+    cluster.shutdown()
+print(json.dumps({"rows": len(rows[True]), "equal": rows[True] == rows[False],
+                  "fields": type(rows[True][0])._fields == type(rows[False][0])._fields}))
+"""
+
+
+def test_every_other_python_and_driver_pair(wheels, suite, contact, tmp_path):
+    pairs = [(tag, python, driver) for tag, python in pythons().items() if tag != "cp311" for driver in RELEASES]
+    assert pairs or list(pythons()) == ["cp311"]
+    for tag, python, driver in pairs:
+        env = env_with(tmp_path / f"{tag}-{driver}", [driver, wheels[tag]], python=python)
+        lines = run(env, "-c", ROWS, env=against(contact), cwd=suite).stdout.strip().splitlines()
+        smoke, rows = json.loads(lines[-2]), json.loads(lines[-1])
+        assert smoke["impl"] == "cython" and smoke["fastpath"] is True, (tag, driver, smoke)
+        assert all(smoke["same"].values()), (tag, driver, smoke)
+        assert rows["rows"] > 100 and rows["equal"] and rows["fields"], (tag, driver, rows)
 
 
 # Rows through a session that asked for the fast path: it must stay on the driver's own path.
@@ -100,8 +120,8 @@ print(json.dumps({"enabled": enabled, "row": type(row).__name__, "fields": list(
     ("scylla-driver==3.29.10", "scylla-driver 3.29.10 is not a driver release it is tested on"),
     ("cassandra-driver==3.29.3", "the installed Cassandra driver has no compiled extensions"),  # its wheel's
 ])
-def test_other_drivers_keep_their_own_path_with_one_warning(driver, why, wheel, suite, contact, tmp_path):
-    python = env_with(tmp_path, wheel, driver)
+def test_other_drivers_keep_their_own_path_with_one_warning(driver, why, wheels, suite, contact, tmp_path):
+    python = env_with(tmp_path / "env", [driver, wheels["cp311"]])
     found = json.loads(run(python, "-c", REFUSED, env=against(contact), cwd=suite).stdout.splitlines()[-1])
     assert found["enabled"] is False and (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
     assert len(found["warnings"]) == 1 and why in found["warnings"][0], found["warnings"]

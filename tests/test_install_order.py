@@ -6,14 +6,11 @@ installs last wins. pyfactories depends on neither; ``[cassandra]`` and ``[scyll
 """
 
 import json
-import subprocess
 import sys
-import venv
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .installed import ROOT, env_with, run
 SCYLLA = "scylla-driver==3.29.12"
 CASSANDRA_OLDER = "cassandra-driver==3.29.3"  # not the release the wheel's fast path is built against
 
@@ -35,29 +32,12 @@ IMPORT = ("import json, warnings, cassandra\n"
           "print(json.dumps([str(w.message) for w in caught]))\n")
 
 
-def run(*cmd, ok=True):
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if ok:
-        assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT)
     (built,) = out.glob("pyfactories-*.whl")
     return built
-
-
-def env_with(tmp_path, *installs):
-    """A fresh virtual environment, then one ``pip install`` per item, in order."""
-    path = tmp_path / "env"
-    venv.EnvBuilder(with_pip=True).create(path)
-    python = path / "bin" / "python"
-    for item in installs:
-        run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", item)
-    return python
 
 
 def owners(python):
@@ -67,7 +47,7 @@ def owners(python):
 @pytest.mark.parametrize("driver, extra", [(SCYLLA, ""), (SCYLLA, "[scylla]"), (CASSANDRA_OLDER, ""),
                                            (CASSANDRA_OLDER, "[cassandra]")])
 def test_the_driver_installed_first_is_left_untouched(tmp_path, wheel, driver, extra):
-    python = env_with(tmp_path, driver, f"{wheel}{extra}")
+    python = env_with(tmp_path / "env", driver, f"{wheel}{extra}")
     dist, version = driver.split("==")
     assert owners(python) == {dist: version}
     impl, cassandra_version, rows = run(python, "-c", IMPORT).stdout.splitlines()[0].split(" ", 2)
@@ -76,13 +56,13 @@ def test_the_driver_installed_first_is_left_untouched(tmp_path, wheel, driver, e
 
 @pytest.mark.parametrize("extra, dist", [("[cassandra]", "cassandra-driver"), ("[scylla]", "scylla-driver")])
 def test_an_extra_installs_its_driver(tmp_path, wheel, extra, dist):
-    python = env_with(tmp_path, f"{wheel}{extra}")
+    python = env_with(tmp_path / "env", f"{wheel}{extra}")
     assert list(owners(python)) == [dist]
     assert json.loads(run(python, "-c", IMPORT).stdout.splitlines()[1]) == []  # no warning
 
 
 def test_without_a_driver_the_import_says_what_to_install(tmp_path, wheel):
-    python = env_with(tmp_path, wheel)
+    python = env_with(tmp_path / "env", wheel)
     assert owners(python) == {}
     done = run(python, "-c", "import pyfactories", ok=False)
     assert done.returncode != 0
@@ -90,7 +70,7 @@ def test_without_a_driver_the_import_says_what_to_install(tmp_path, wheel):
 
 
 def test_two_drivers_claiming_the_package_are_named_once(tmp_path, wheel):
-    python = env_with(tmp_path, CASSANDRA_OLDER, SCYLLA, wheel)
+    python = env_with(tmp_path / "env", CASSANDRA_OLDER, SCYLLA, wheel)
     assert set(owners(python)) == {"cassandra-driver", "scylla-driver"}
     (warning,) = json.loads(run(python, "-c", IMPORT).stdout.splitlines()[1])
     assert "cassandra-driver 3.29.3 and scylla-driver 3.29.12 are both installed" in warning

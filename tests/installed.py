@@ -1,0 +1,77 @@
+"""Helpers of the tests that install pyfactories into fresh virtual environments: commands, the
+environments, the built wheels, and a copy of the suite that imports the installed package."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_TOOLS = ("pytest>=8", "hypothesis>=6.100")
+
+# Run by an installed wheel: which implementation loads, and its rows against the pure-Python
+# specification (the same rows, field names and types) on awkward column names.
+SMOKE = """
+import json, warnings, cassandra, pyfactories
+from pyfactories import _python, _speedups
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)  # said below: whether the fast path is on
+    from pyfactories import fastpath
+names = ["id", "[applied]", "system.count(*)", "1st", "select", "id"]
+rows = [(1, True, 10, "a", None, 2), (3, False, 30, "b", b"x", 4)]
+same = {}
+for attr in ("cached_named_tuple_factory", "dict_factory", "ordered_dict_factory"):
+    ours, spec = getattr(_speedups, attr)(names, rows), getattr(_python, attr)(names, rows)
+    same[attr] = ours == spec and [type(r).__name__ for r in ours] == [type(r).__name__ for r in spec] and (
+        getattr(type(ours[0]), "_fields", None) == getattr(type(spec[0]), "_fields", None))
+print(json.dumps({"impl": pyfactories.__impl__, "file": pyfactories.__file__, "fastpath": fastpath.AVAILABLE,
+                  "driver": cassandra.__version__, "same": same}))
+"""
+
+
+def run(*cmd: object, cwd: object = None, env: dict[str, str] | None = None, ok: bool = True
+        ) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    if ok:
+        assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
+def python_tag(python: object) -> str:
+    return run(python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])").stdout.strip()
+
+
+def env_with(path: Path, *installs: object, python: object = None) -> Path:
+    """A fresh virtual environment of ``python`` (default: the one running the tests), then one
+    ``pip install`` per item, in order; returns its interpreter."""
+    run(python or sys.executable, "-m", "venv", path)
+    interpreter = path / "bin" / "python"
+    for item in installs:
+        items = item if isinstance(item, (list, tuple)) else [item]
+        run(interpreter, "-m", "pip", "install", "-q", "--disable-pip-version-check", *items)
+    return interpreter
+
+
+def build_wheels(dist: Path) -> dict[str, Path]:
+    """``make wheels`` into ``dist``: the wheel of each CPython found, by tag (``cp311``, ...)."""
+    run("make", "-s", "-C", ROOT, "wheels", f"DIST={dist}")
+    wheels = {}
+    for wheel in dist.glob("pyfactories-*.whl"):
+        wheels[wheel.name.split("-")[2]] = wheel
+    return wheels
+
+
+def pythons() -> dict[str, str]:
+    """The interpreters ``make wheels`` builds for, by tag."""
+    return {python_tag(p): p for p in run("make", "-s", "-C", ROOT, "pythons").stdout.split()}
+
+
+def copy_suite(where: Path) -> Path:
+    """The tests and the tools they import, away from the source tree's ``pyfactories``."""
+    for part in ("tests", "profiling", "benchmarks"):
+        shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "Makefile"):
+        shutil.copy(ROOT / name, where)
+    return where
