@@ -14,7 +14,7 @@ import time
 from . import client, factories
 from .patterns import PATTERNS
 from .runner import Options, run_session
-from .workload import COLUMN_TYPES
+from .workload import COLUMN_TYPES, STATEMENTS
 
 DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
 DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple", "fastpath_named"]  # those available()
@@ -57,13 +57,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--connection-class", choices=list(client.REACTORS),
                      help="the driver's reactor (default libev when it loads, else asyncio)")
     run.add_argument("--protocol-version", type=int, help="native protocol version (default: negotiated)")
+    run.add_argument("--statement", choices=list(STATEMENTS), default="prepared",
+                     help="prepared statements with bound values (default), or simple statements with the "
+                          "values as literals in their CQL text")
+    run.add_argument("--request-timeout", type=_timeout, default=30.0, metavar="none|SECONDS",
+                     help="timeout passed with every request (default 30); none: no timeout, so the driver "
+                          "sets no timer per request (execute_concurrent always passes none)")
+    run.add_argument("--instrumentation", choices=["on", "off"], default="on",
+                     help="off: no timed regions at all, for the harness's throughput without them "
+                          "(then no shares are computed); default on")
     run.add_argument("--keyspace", default="pyfactories_profile")
     run.add_argument("--keep-data", action="store_true", help="do not drop the keyspace at the end")
     kind = run.add_mutually_exclusive_group()
     kind.add_argument("--read", action="store_true", help="selects only")
     kind.add_argument("--write", action="store_true", help="inserts only")
     run.add_argument("--profiler", choices=["none", "cprofile", "pyspy", "both"], default="both",
-                     help="besides the always-on instrumentation (default both)")
+                     help="besides the instrumentation (default both)")
     run.add_argument("--rate", type=int, default=500, help="py-spy samples per second (default 500)")
     run.add_argument("--native", action="store_true",
                      help="py-spy --native: the driver's compiled modules show in the flamegraphs by .so name, "
@@ -71,6 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cprofile-ops", type=int, help="operations of the cProfile pass (default n/4)")
     run.add_argument("--out", help="output folder (default profiles/<timestamp>)")
     return parser
+
+
+def _timeout(text: str) -> float | None:
+    """``--request-timeout``: ``none`` or a positive number of seconds."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected none or seconds, not {text!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"a timeout must be a positive number of seconds, not {text!r}")
+    return seconds
 
 
 def options(args: argparse.Namespace, argv: list[str]) -> Options:
@@ -95,6 +117,8 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
         num_columns=args.num_columns, column_type=args.column_type, rows_per_query=args.rows_per_query,
         hosts=[h.strip() for h in (args.hosts or "").split(",") if h.strip()], port=args.port,
         connection_class=reactor, protocol_version=args.protocol_version, keyspace=args.keyspace,
+        statement=args.statement, request_timeout=args.request_timeout,
+        instrumentation=args.instrumentation == "on",
         keep_data=args.keep_data, profiler=args.profiler, rate=args.rate, native=args.native,
         cprofile_ops=args.cprofile_ops,
         out=args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}",

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from . import client as client_mod
-from . import instrument, multiproc, patterns
+from . import instrument, multiproc, overhead, patterns
 from .spec import Measurement, RunSpec
 
 PREFIX = "@@pf "
@@ -46,8 +46,7 @@ class InProcess:
     def run(self, stop: threading.Event, prof_dir: str | None = None
             ) -> tuple[patterns.Tally, dict[str, Any]]:
         c = self.client
-        ctx = patterns.Context(c.session, c.request, concurrency=self.spec.concurrency,
-                               retries=self.spec.retries, wait=c.recorder.wait, stop=stop)
+        ctx = c.context(concurrency=self.spec.concurrency, retries=self.spec.retries, stop=stop)
         before = c.recorder.snapshot()
         patterns.run(self.pattern.body, ctx, self.spec.num_ops, self.spec.threads)
         delta = instrument.delta(before, c.recorder.snapshot())
@@ -64,12 +63,13 @@ class Pool(multiproc.PoolRun):
         self.start()
 
 
-def measure(runner: Any, stop: threading.Event) -> Measurement:
+def measure(runner: Any, stop: threading.Event, region_call_ns: float | None = None) -> Measurement:
     t0 = time.perf_counter()
     tally, delta = runner.run(stop)
     wall = time.perf_counter() - t0
     return Measurement.of(tally, delta, wall, stop.is_set(),
-                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          region_call_ns)
 
 
 def cprofile(runner: Any, path: str, stop: threading.Event) -> dict[str, Any]:
@@ -95,6 +95,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     spec = RunSpec.from_json(sys.stdin.readline())
     try:
+        # before py-spy attaches (at "ready"): the calibration's own samples stay out of the profile
+        region_call_ns = overhead.calibrate() if spec.instrumentation else None
         runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec)
     except Exception as exc:
         say("failed", {"error": f"{type(exc).__name__}: {exc}"})
@@ -103,7 +105,7 @@ def main() -> int:
         say("ready", {"pid": os.getpid()})
         if sys.stdin.readline().strip() != "go":
             return 0
-        say("done", dataclasses.asdict(measure(runner, stop)))
+        say("done", dataclasses.asdict(measure(runner, stop, region_call_ns)))
         command = sys.stdin.readline().rstrip("\n").split(" ", 2)  # cprofile N PATH
         if command[0] == "cprofile" and not stop.is_set():
             runner.spec = dataclasses.replace(runner.spec, num_ops=int(command[1]))

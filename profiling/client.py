@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import instrument
+from .patterns import Context
 from .spec import RunSpec
 
 #: --connection-class name -> (module, class, extra module the reactor needs)
@@ -102,15 +103,25 @@ def die_with_parent() -> None:
 class Client:
     cluster: Any
     session: Any
-    recorder: instrument.Recorder
+    recorder: instrument.Recorder  # counts nothing when not instrumented, but still reads the CPU clocks
     request: Callable[[int], Any]
+    request_timeout: float | None
+    instrumented: bool = True
+
+    def context(self, **options: Any) -> Context:
+        """A pattern's context for this client: its requests, their timeout, and blocking
+        calls timed as ``wait`` when instrumented."""
+        if self.instrumented:
+            options["wait"] = self.recorder.wait
+        return Context(self.session, self.request, request_timeout=self.request_timeout, **options)
 
     def close(self) -> None:
         self.cluster.shutdown()
 
 
 def open_client(spec: RunSpec) -> Client:
-    """Connect, apply the row factory, instrument, prepare the workload's statement."""
+    """Connect, apply the row factory, instrument (unless the spec says not to), prepare the
+    workload's statement."""
     from .cluster import connect
     from .factories import resolve
 
@@ -122,12 +133,15 @@ def open_client(spec: RunSpec) -> Client:
     try:
         resolve(spec.factory).apply(session)
         recorder = instrument.Recorder()
-        instrument.install(session, recorder)
-        request = spec.workload.requests(session, lambda bind: instrument.timed_bind(recorder, bind))
+        if spec.instrumentation:
+            instrument.install(session, recorder)
+            request = spec.workload.requests(session, lambda bind: instrument.timed_bind(recorder, bind))
+        else:
+            request = spec.workload.requests(session, lambda bind: bind)
     except BaseException:
         cluster.shutdown()
         raise
-    return Client(cluster, session, recorder, request)
+    return Client(cluster, session, recorder, request, spec.request_timeout, spec.instrumentation)
 
 
 def warm_up(client: Client, ops: int) -> None:

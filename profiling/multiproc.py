@@ -25,7 +25,7 @@ from typing import Any
 
 from . import client as client_mod
 from . import instrument
-from .patterns import PATTERNS, Context, Tally
+from .patterns import PATTERNS, Tally
 from .spec import RunSpec
 
 _client: client_mod.Client | None = None
@@ -56,8 +56,7 @@ def _task(pattern: str, start: int, stop: int, concurrency: int, prof_dir: str |
         _state["profiler"] = cProfile.Profile()
         _state["prof_path"] = os.path.join(prof_dir, f"worker-{os.getpid()}.prof")
     profiler = _state["profiler"]
-    ctx = Context(_client.session, _client.request, concurrency=concurrency,
-                  wait=_client.recorder.wait)
+    ctx = _client.context(concurrency=concurrency)
     if profiler:
         profiler.enable()
     PATTERNS[pattern].body(ctx, range(start, stop))
@@ -67,6 +66,10 @@ def _task(pattern: str, start: int, stop: int, concurrency: int, prof_dir: str |
     _state["seq"] += 1
     delta = instrument.delta(_state["base"], _client.recorder.snapshot())
     return os.getpid(), _state["seq"], ctx.tally.to_dict(), delta
+
+
+def _untimed(fn: Any, *args: Any) -> Any:
+    return fn(*args)
 
 
 class PoolRun:
@@ -96,6 +99,7 @@ class PoolRun:
         tally = Tally()
         latest: dict[int, tuple[int, dict[str, Any]]] = {}
         before = self.recorder.snapshot()
+        wait = self.recorder.wait if self.spec.instrumentation else _untimed
         pending: collections.deque[Any] = collections.deque()
         while True:
             while len(pending) < 2 * self.processes and not stop.is_set():
@@ -106,7 +110,7 @@ class PoolRun:
                     _task, (pattern, *b, self.spec.concurrency, prof_dir)))
             if not pending:
                 break
-            pid, seq, counts, delta = self.recorder.wait(pending.popleft().get)
+            pid, seq, counts, delta = wait(pending.popleft().get)
             tally.add(counts)
             if seq > latest.get(pid, (0, None))[0]:
                 latest[pid] = (seq, delta)

@@ -14,6 +14,7 @@ exception type, and every pattern stops issuing new requests once ``ctx.stop`` i
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from cassandra.concurrent import execute_concurrent as _driver_execute_concurren
 
 def rows_in(result: Any) -> int:
     """Rows of a completed request: a ``ResultSet``'s current page, or the rows a callback gets."""
+    if result is None:  # a write's result, as callbacks get it: no exception to raise and catch
+        return 0
     rows = getattr(result, "current_rows", result)
     try:
         return len(rows)
@@ -75,6 +78,9 @@ class Tally:
                 self.first_error = other["first_error"]
 
 
+SESSION_TIMEOUT: Any = object()
+
+
 def _no_wait(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
@@ -90,6 +96,14 @@ class Context:
     tally: Tally = field(default_factory=Tally)
     stop_on_error: bool = False  # the first failure stops the pattern (a benchmark's measurement)
     timeout: float | None = None  # how long to wait for callback chains to finish (None: as long as it takes)
+    #: passed to every ``execute_async`` as ``timeout`` (None: no timeout, so no timer per request);
+    #: ``SESSION_TIMEOUT``: not passed, the session's execution profile decides
+    request_timeout: Any = SESSION_TIMEOUT
+
+    def __post_init__(self) -> None:
+        self.execute_async: Callable[[Any], Any] = (
+            self.session.execute_async if self.request_timeout is SESSION_TIMEOUT
+            else functools.partial(self.session.execute_async, timeout=self.request_timeout))
 
     def failed(self, exc: BaseException) -> None:
         """Count a final failure (and stop issuing requests, if asked to)."""
@@ -101,7 +115,7 @@ class Context:
 def _submit(ctx: Context, i: int) -> Any:
     """``execute_async`` of operation ``i``; None (and an error counted) if it raised."""
     try:
-        return ctx.session.execute_async(ctx.request(i))
+        return ctx.execute_async(ctx.request(i))
     except Exception as exc:
         ctx.failed(exc)
         return None
@@ -249,7 +263,7 @@ def async_errback(ctx: Context, ops: range) -> None:
 
     def send(i: int, attempt: int) -> None:
         try:
-            future = ctx.session.execute_async(ctx.request(i))
+            future = ctx.execute_async(ctx.request(i))
         except Exception as exc:
             on_error(exc, i, attempt)
             return

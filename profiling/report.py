@@ -8,6 +8,8 @@ import os
 from typing import Any
 
 from .instrument import CATEGORIES
+from .overhead import METHOD as COST_METHOD
+from .overhead import describe as describe_cost
 
 METHODS = {
     "instrumented": (
@@ -31,6 +33,14 @@ def agreement(shares: dict[str, Any]) -> float | None:
     if not a or not b:
         return None
     return max(abs(a[k] - b[k]) for k in CATEGORIES) * 100
+
+
+METHODS["instrumentation cost"] = COST_METHOD
+
+
+def costs(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per run: what the instrumentation itself cost per query."""
+    return [f"{r['workload']} {r['pattern']} {r['factory']}: {describe_cost(r)}" for r in rows if not r.get("failed")]
 
 
 def _pct(x: float | None) -> str:
@@ -81,6 +91,7 @@ def one_line(row: dict[str, Any]) -> str:
     parts = [f"{c[3]} ops, {c[4]} errors, {c[5]} ops/s, {c[6]} µs CPU/op"]
     parts += [f"{SHORT[k]} {v}" for k, v in zip(CATEGORIES, c[7:13])]
     parts.append(f"Δmax {c[13]}")
+    parts.append(describe_cost(row))
     for w in row.get("warnings", []):
         if "errors" in w:
             parts.append(f"({w})")
@@ -100,6 +111,7 @@ def write_markdown(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -
     with open(path, "w") as f:
         f.write(f"# Client CPU profile\n\n`{meta['command']}`\n\n{_meta_line(meta)}\n\n")
         f.write(markdown(rows))
+        f.write("\nInstrumentation's own cost:\n\n" + "".join(f"- {line}\n" for line in costs(rows)))
         f.write("\nMethods:\n\n" + "".join(f"- **{k}**: {v}.\n" for k, v in METHODS.items()))
     return path
 
@@ -153,6 +165,7 @@ td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td:nth-child(-n+
 <h1>Where does the client's CPU go?</h1>
 <p><code>{html.escape(meta['command'])}</code><br>{html.escape(_meta_line(meta))}</p>
 <table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND)}.</p>
+<h2>Instrumentation's own cost</h2><ul>{''.join(f"<li>{html.escape(c)}</li>" for c in costs(rows))}</ul>
 <h2>Methods</h2><ul>{methods}</ul>{READING}
 <p>speedscope files open at <a href="https://www.speedscope.app">speedscope.app</a>;
 <code>snakeviz FILE.prof</code> opens a cProfile file; <code>summary.json</code> has every figure.</p>

@@ -50,6 +50,7 @@ class Options(RunSettings):
     column_type: str = "text"
     rows_per_query: int = 10
     keyspace: str = "pyfactories_profile"
+    statement: str = "prepared"  # prepared statements with bound values, or simple ones with literals
     keep_data: bool = False
     profiler: str = "both"  # none, cprofile, pyspy, both
     out: str = "profiles"
@@ -68,7 +69,8 @@ class Options(RunSettings):
         return self.profiler in ("cprofile", "both")
 
     def workload(self, kind: str) -> Workload:
-        return Workload(kind, self.num_columns, self.column_type, self.rows_per_query, self.keyspace)
+        return Workload(kind, self.num_columns, self.column_type, self.rows_per_query, self.keyspace,
+                        self.statement)
 
     def spec(self, kind: str, pattern: str, factory: str) -> RunSpec:
         """The run of one combination, with every other field as these options say."""
@@ -212,7 +214,8 @@ class Harness:
             stacks = list(sampling.parse_raw(f))
         samples = sampling.Samples.of(stacks)
         inst = row["instrumented_ns"]
-        row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"])
+        if row["instrumentation"] == "on":  # the samples are classified by the regions' frames
+            row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"])
         row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": self.opts.rate,
                           "counts": samples.counts()}
         row["agreement_pts"] = report.agreement(row["shares"])
@@ -282,7 +285,8 @@ def _failed(row: dict[str, Any], error: str) -> dict[str, Any]:
 
 def _fill(row: dict[str, Any], measured: Measurement) -> None:
     row.update(measured.record())
-    row["shares"] = {"instrumented": instrument.shares(measured.instrumented), "sampled": None}
+    row["shares"] = {"instrumented": instrument.shares(measured.instrumented) if row["instrumentation"] == "on"
+                     else None, "sampled": None}
     row["method"] = dict(report.METHODS)
     if measured.errors:
         row["warnings"].append(f"{measured.errors} errors: {measured.error_kinds}; "
@@ -354,6 +358,7 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
     paths = [report.write_json(rows, opts.out), report.write_markdown(rows, opts.out, meta),
              report.write_html(rows, opts.out, meta)]
     print("\n" + report.table(rows))
+    print("\n".join(report.costs(rows)))
     for row in rows:
         for w in row.get("warnings", []):
             print(f"  {row['workload']} {row['pattern']} {row['factory']}: {w}")

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from . import node
+from . import node, overhead
 from .cluster import Contact
 from .patterns import PATTERNS, Tally
 from .workload import Workload
@@ -34,7 +34,8 @@ class RunSettings:
     processes: int = 2
     retries: int = 3
     warmup: int = 200
-    request_timeout: float = 30.0
+    request_timeout: float | None = 30.0  # passed with every request; None: no timeout (no timer)
+    instrumentation: bool = True  # False: no timed regions at all (and no shares)
 
     def settings(self) -> dict[str, Any]:
         """These settings alone (not the fields a subclass adds)."""
@@ -70,7 +71,9 @@ class RunSpec(RunSettings):
         return {"pattern": self.pattern, "factory": self.factory, "workload": self.workload.kind,
                 "num_ops": self.num_ops, "threads": self.threads, "concurrency": self.concurrency,
                 "processes": self.processes if self.multiprocess else 1,
-                "connection_class": self.connection_class}
+                "connection_class": self.connection_class, "statement": self.workload.statement,
+                "request_timeout": self.request_timeout,
+                "instrumentation": "on" if self.instrumentation else "off"}
 
 
 @dataclass(frozen=True)
@@ -88,15 +91,16 @@ class Measurement:
     loop_threads: int
     instrumented: dict[str, Any]  # the instrumentation's clocks (``instrument.delta``)
     max_rss_mb: float
+    region_call_ns: float | None = None  # one timed region's calibrated cost (None: not instrumented)
 
     @classmethod
     def of(cls, tally: Tally, instrumented: dict[str, Any], wall_s: float, interrupted: bool,
-           max_rss_mb: float) -> Measurement:
+           max_rss_mb: float, region_call_ns: float | None = None) -> Measurement:
         return cls(ops=tally.ok, rows=tally.rows, errors=tally.errors, retries=tally.retries,
                    error_kinds=dict(tally.error_kinds), first_error=tally.first_error, wall_s=wall_s,
                    client_cpu_s=instrumented["process_ns"] / 1e9, interrupted=interrupted,
                    processes=instrumented.get("processes", 1), loop_threads=instrumented["loop_threads"],
-                   instrumented=instrumented, max_rss_mb=max_rss_mb)
+                   instrumented=instrumented, max_rss_mb=max_rss_mb, region_call_ns=region_call_ns)
 
     @property
     def cpu_us_per_op(self) -> float | None:
@@ -107,5 +111,7 @@ class Measurement:
         """The figures a result row (``summary.json``) takes from this measurement."""
         row = {k: v for k, v in asdict(self).items() if k != "instrumented"}
         row.update(throughput_ops_s=self.ops / self.wall_s if self.wall_s else 0.0,
-                   cpu_us_per_op=self.cpu_us_per_op, instrumented_ns=self.instrumented)
+                   cpu_us_per_op=self.cpu_us_per_op, instrumented_ns=self.instrumented,
+                   instrumentation_cost=overhead.cost(self.instrumented, self.region_call_ns,
+                                                      self.ops + self.errors, self.cpu_us_per_op))
         return row

@@ -3,6 +3,10 @@
 A *read* operation selects one partition of ``rows_per_query`` rows; a *write*
 inserts one row. Tables are named after their shape, so runs with the same
 shape share them and the read data is loaded once per shape.
+
+Requests are prepared statements with bound values (``statement="prepared"``), or
+simple statements whose CQL text carries the values as literals (``"simple"``: the
+driver's own benchmark scripts send these, one query string per operation).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, Callable
 
 READ_PARTITIONS = 100
 _WRITE_VALUE_POOL = 1024  # distinct value rows cycled by writes
+STATEMENTS = ("prepared", "simple")
 
 
 def _text(i: int) -> str:
@@ -47,10 +52,13 @@ class Workload:
     column_type: str = "text"
     rows_per_query: int = 10
     keyspace: str = "pyfactories_profile"
+    statement: str = "prepared"  # one of STATEMENTS
 
     def __post_init__(self) -> None:
         if self.kind not in ("read", "write"):
             raise ValueError(f"workload kind must be read or write, not {self.kind!r}")
+        if self.statement not in STATEMENTS:
+            raise ValueError(f"statement must be one of {', '.join(STATEMENTS)}, not {self.statement!r}")
         if self.column_type != "mixed" and self.column_type not in COLUMN_TYPES:
             raise ValueError(f"unknown column type {self.column_type!r}; "
                              f"choose one of {', '.join([*COLUMN_TYPES, 'mixed'])}")
@@ -83,9 +91,10 @@ class Workload:
         session.execute(f"CREATE TABLE IF NOT EXISTS {self.table} "
                         f"(p int, c int, {cols}, PRIMARY KEY (p, c))")
 
-    def _insert_cql(self) -> str:
+    def _insert_cql(self, values: str | None = None) -> str:
+        """The INSERT with a ``?`` per column, or with ``values`` (CQL text) after the key's."""
         names = ", ".join(f"v{k}" for k in range(self.num_columns))
-        marks = ", ".join("?" * (self.num_columns + 2))
+        marks = ", ".join("?" * (self.num_columns + 2)) if values is None else f"{{}}, {{}}, {values}"
         return f"INSERT INTO {self.table} (p, c, {names}) VALUES ({marks})"
 
     def load(self, session: Any) -> None:
@@ -103,14 +112,16 @@ class Workload:
             if not ok:
                 raise RuntimeError(f"loading {self.table} failed: {result!r}")
 
-    def requests(self, session: Any, bind: Callable[[Callable[[Any], Any]], Callable[[Any], Any]]
+    def requests(self, session: Any, bind: Callable[[Callable[..., Any]], Callable[..., Any]]
                  ) -> Callable[[int], Any]:
-        """``request(i)``: the bound statement of operation ``i``.
+        """``request(i)``: the bound statement (or the CQL text) of operation ``i``.
 
-        ``bind`` wraps ``prepared.bind`` (the instrumentation times it as encode).
-        Values of writes come from a small pool built here, so the loop does not
-        spend its time making test data.
+        ``bind`` wraps ``prepared.bind``, or the formatting of a simple statement's
+        text (the instrumentation times either as encode). Values of writes come from
+        a small pool built here, so the loop does not spend its time making test data.
         """
+        if self.statement == "simple":
+            return self._simple_requests(bind)
         if self.kind == "read":
             select = bind(session.prepare(f"SELECT * FROM {self.table} WHERE p = ?").bind)
             keys = [(p,) for p in range(READ_PARTITIONS)]
@@ -118,3 +129,18 @@ class Workload:
         insert = bind(session.prepare(self._insert_cql()).bind)
         pool = [self.row(j) for j in range(_WRITE_VALUE_POOL)]
         return lambda i: insert((i % 997, i, *pool[i % _WRITE_VALUE_POOL]))
+
+    def _simple_requests(self, bind: Callable[[Callable[..., Any]], Callable[..., Any]]
+                         ) -> Callable[[int], str]:
+        """The same operations as CQL text with literal values, formatted per operation
+        (as a client that builds query strings does); the session wraps each string in a
+        ``SimpleStatement``."""
+        if self.kind == "read":
+            select = bind(f"SELECT * FROM {self.table} WHERE p = {{}}".format)
+            return lambda i: select(i % READ_PARTITIONS)
+        from cassandra.encoder import Encoder
+
+        literal = Encoder().cql_encode_all_types
+        insert = bind(self._insert_cql("{}").format)
+        pool = [", ".join(map(literal, self.row(j))) for j in range(_WRITE_VALUE_POOL)]
+        return lambda i: insert(i % 997, i, pool[i % _WRITE_VALUE_POOL])

@@ -18,12 +18,12 @@ def test_every_shared_field_comes_from_the_options():
     """No field is copied by hand: change each one and it reaches the run."""
     changed = {"hosts": ["10.1.2.3"], "port": 9999, "connection_class": "asyncio", "protocol_version": 4,
                "num_ops": 7, "threads": 3, "concurrency": 11, "processes": 5, "retries": 9, "warmup": 13,
-               "request_timeout": 2.5}
+               "request_timeout": None, "instrumentation": False}
     assert set(changed) == set(RunSettings().settings())
-    spec = _options(num_columns=3, column_type="int", rows_per_query=4, keyspace="ks", **changed).spec(
-        "write", "multiprocess_execute", "pf_dict")
+    spec = _options(num_columns=3, column_type="int", rows_per_query=4, keyspace="ks", statement="simple",
+                    **changed).spec("write", "multiprocess_execute", "pf_dict")
     assert {k: getattr(spec, k) for k in changed} == changed
-    assert spec.workload == Workload("write", 3, "int", 4, "ks")
+    assert spec.workload == Workload("write", 3, "int", 4, "ks", "simple")
     assert (spec.pattern, spec.factory, spec.multiprocess) == ("multiprocess_execute", "pf_dict", True)
 
 
@@ -33,7 +33,8 @@ def test_the_spec_crosses_to_the_child_unchanged():
     assert again == spec and isinstance(again.workload, Workload)
     record = spec.record()
     assert record == {"pattern": "sync", "factory": "cached_named_tuple", "workload": "read", "num_ops": 4000,
-                      "threads": 1, "concurrency": 120, "processes": 1, "connection_class": "libev"}
+                      "threads": 1, "concurrency": 120, "processes": 1, "connection_class": "libev",
+                      "statement": "prepared", "request_timeout": 30.0, "instrumentation": "on"}
     pooled = dataclasses.replace(spec, pattern="multiprocess_concurrent", processes=3)
     assert pooled.record()["processes"] == 3
 
