@@ -91,10 +91,10 @@ def one_line(row: dict[str, Any]) -> str:
     parts = [f"{c[3]} ops, {c[4]} errors, {c[5]} ops/s, {c[6]} µs CPU/op"]
     parts += [f"{SHORT[k]} {v}" for k, v in zip(CATEGORIES, c[7:13])]
     parts.append(f"Δmax {c[13]}")
-    parts.append(describe_cost(row))
     for w in row.get("warnings", []):
         if "errors" in w:
             parts.append(f"({w})")
+    parts.append(describe_cost(row))
     return ", ".join(parts)
 
 

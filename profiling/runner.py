@@ -354,6 +354,9 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
     meta = {"command": opts.command, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "python": sys.version.split()[0], "driver": _driver_version(),
             "reactor": opts.connection_class, "ops per run": opts.num_ops,
+            "requests": f"{opts.statement} statements, timeout "
+                        f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
+            "instrumentation": "on" if opts.instrumentation else "off",
             "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off"}
     paths = [report.write_json(rows, opts.out), report.write_markdown(rows, opts.out, meta),
              report.write_html(rows, opts.out, meta)]
