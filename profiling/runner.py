@@ -212,7 +212,7 @@ class Harness:
             stacks = list(sampling.parse_raw(f))
         samples = sampling.Samples.of(stacks)
         inst = row["instrumented_ns"]
-        row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"])
+        row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"], row["wall_s"] * 1e9)
         row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": self.opts.rate,
                           "counts": samples.counts()}
         row["agreement_pts"] = report.agreement(row["shares"])
