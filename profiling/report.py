@@ -22,8 +22,10 @@ METHODS = {
         "py-spy raw stacks of every thread (and worker process), samples of blocked threads dropped, "
         "each sample classified by its innermost region frame (the same wrappers), else socket on the "
         "event-loop thread and other elsewhere; each thread's user CPU (kernel accounting) split by its "
-        "own samples, its kernel CPU (invisible to Python stacks) split on the event-loop thread by its "
-        "samples inside system calls (socket when there are none) and counted as wait elsewhere"),
+        "own samples outside system calls; its kernel CPU (invisible to Python stacks): on the event-loop "
+        "thread one sampling interval for each sample inside a system call, in its category (not at wake "
+        "sites, a send or a release, where a thread is preempted by the one it woke), the rest socket; "
+        "wait elsewhere"),
 }
 SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "enc", "framing": "frame",
          "dispatch": "disp", "timers": "timer", "request": "req", "socket": "sock", "wait": "wait",

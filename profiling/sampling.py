@@ -5,14 +5,14 @@ stack: ``frame;frame;...;leaf count``), with a ``thread (tid): name`` frame
 (``--threads``) and, with ``--subprocesses``, ``process pid:"cmdline"`` frames
 in front. A sample is classified by the innermost frame that is one of the
 instrumentation's region markers (see :mod:`profiling.instrument` and
-:mod:`profiling.hooks`); a sample with none belongs to ``socket`` if its thread
-is a driver event-loop thread and to ``other`` otherwise. These are the same boundaries the instrumented method
-uses, measured independently (counts of stack samples instead of clocks).
-Why markers rather than module names: the driver's modules are compiled
-(no Python frames) and its wheel is stripped (no symbols with ``--native``),
-and one compiled module both encodes and decodes. A recording without
-markers (py-spy run on any client) is classified by module and function
-instead, more coarsely.
+:mod:`profiling.hooks`); a sample with none belongs to ``socket`` if its
+thread is a driver event-loop thread and to ``other`` otherwise. These are the
+same boundaries the instrumented method uses, measured independently (counts
+of stack samples instead of clocks). Why markers rather than module names: the
+driver's modules are compiled (no Python frames) and its wheel is stripped (no
+symbols with ``--native``), and one compiled module both encodes and decodes.
+A recording without markers (py-spy run on any client) is classified by
+module and function instead, more coarsely.
 
 Samples are wall-clock snapshots, not CPU: py-spy's idle detection misses
 blocked threads (always with ``--native``, whose unwinding pauses the
@@ -20,12 +20,15 @@ process) and a runnable thread waiting for a core looks busy. So samples of a
 thread blocked in a lock, a condition, ``select``/``epoll`` or a sleep are
 dropped here, and the shares weigh each thread by the CPU the kernel says it
 used (:meth:`Samples.shares`); samples inside a system call stand for the
-thread's kernel CPU, accounted apart (:func:`in_syscall`). What remains is a
-bias on a contended machine: a thread preempted where it wakes another one
-(the server, a waiting thread) still looks busy there, so the categories
-where threads wake others (I/O) read a few points high. The harness runs py-spy ``--nonblocking``
-without ``--native`` by default: pausing the client for native unwinding
-halves its throughput on a small machine.
+thread's kernel CPU, accounted apart (:func:`in_syscall`), except at wake
+sites (:func:`at_wake_site`), where a thread is preempted by the one it woke.
+What remains is a bias on a heavily contended machine: a thread that waits for
+a core several times longer than it runs is seen mostly where the scheduler
+stopped it, which is not uniform (after waking another thread, at the next
+system call), so the shares of the event loop's regions drift by several
+points. The harness runs py-spy ``--nonblocking`` without ``--native`` by
+default: pausing the client for native unwinding halves its throughput on a
+small machine.
 """
 
 from __future__ import annotations
