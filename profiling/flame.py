@@ -20,7 +20,8 @@ from .instrument import CATEGORIES
 
 COLORS = {
     "deserialization": "#e4572e", "row_factory": "#f3a712", "encode": "#a8c686",
-    "io": "#669bbc", "wait": "#b8b8d1", "other": "#d9d9d9",
+    "framing": "#2a9d8f", "dispatch": "#8ecae6", "timers": "#c77dff", "request": "#90be6d",
+    "socket": "#669bbc", "wait": "#b8b8d1", "other": "#d9d9d9",
 }
 _PY = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*\.py):\d+\)$")
 _NATIVE = re.compile(r"^(?P<func>.*) \((?P<lib>[^()]*)\)$")
@@ -71,43 +72,46 @@ def write_svg(path: str, stacks: Stacks, title: str) -> None:
     root = _tree(stacks)
     total = max(1, root["count"])
     width, row, pad = 1400.0, 17, 40
+    min_count = 0.4 * total / width  # narrower frames are not drawn
+    height = pad + (_depth(root, min_count) + 1) * row + 10
     rects: list[str] = []
-    depth_max = 0
 
     def place(node: dict[str, Any], x: float, depth: int) -> None:
-        nonlocal depth_max
         w = node["count"] / total * width
-        if w < 0.4:
+        if node["count"] < min_count:
             return
-        depth_max = max(depth_max, depth)
+        y = height - 10 - (depth + 1) * row
         cat = node["cat"]
         share = 100.0 * node["count"] / total
         label = html.escape(node["name"])
         text = label[: int(w / 7)] if w > 28 else ""
         rects.append(
             f'<g><title>{label} — {node["count"]} samples ({share:.1f}%), {cat}</title>'
-            f'<rect x="{x:.1f}" y="{{y{depth}}}" width="{w:.1f}" height="{row - 1}" '
+            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 1}" '
             f'fill="{COLORS.get(cat, "#ccc")}" rx="2"/>'
-            + (f'<text x="{x + 3:.1f}" y="{{t{depth}}}">{text}</text>' if text else "") + "</g>")
+            + (f'<text x="{x + 3:.1f}" y="{y + row - 5}">{text}</text>' if text else "") + "</g>")
         cx = x
         for child in sorted(node["children"].values(), key=lambda c: c["name"]):
             place(child, cx, depth + 1)
             cx += child["count"] / total * width
 
     place(root, 0.0, 0)
-    height = pad + (depth_max + 1) * row + 10
-    ys = {f"y{d}": height - 10 - (d + 1) * row for d in range(depth_max + 1)}
-    ys.update({f"t{d}": height - 10 - (d + 1) * row + row - 5 for d in range(depth_max + 1)})
     legend = "".join(
-        f'<rect x="{10 + i * 150}" y="22" width="12" height="12" fill="{COLORS[c]}"/>'
-        f'<text x="{26 + i * 150}" y="32">{c}</text>' for i, c in enumerate(CATEGORIES))
-    body = "\n".join(r.format(**ys) for r in rects)
+        f'<rect x="{10 + i * 135}" y="22" width="12" height="12" fill="{COLORS[c]}"/>'
+        f'<text x="{26 + i * 135}" y="32">{c}</text>' for i, c in enumerate(CATEGORIES))
+    body = "\n".join(rects)
     with open(path, "w") as f:
         f.write(
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
             f'font-family="monospace" font-size="11">\n'
             f'<text x="10" y="15" font-size="13">{html.escape(title)} — {root["count"]} CPU samples '
             f'(hover for details)</text>{legend}\n{body}\n</svg>\n')
+
+
+def _depth(node: dict[str, Any], min_count: float) -> int:
+    """Depth of the deepest frame drawn under ``node`` (0: the node itself)."""
+    deeper = [_depth(c, min_count) + 1 for c in node["children"].values() if c["count"] >= min_count]
+    return max(deeper, default=0)
 
 
 def write_speedscope(path: str, stacks: Stacks, title: str) -> None:

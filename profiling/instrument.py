@@ -1,24 +1,35 @@
 """Direct instrumentation: CPU time of the client, measured in nanoseconds.
 
-Regions are timed with the calling thread's CPU clock (``time.thread_time_ns``),
-so a thread that loses the GIL in the middle of a region is not charged for
-what other threads do meanwhile. Regions are exclusive: a region nested in
-another is subtracted from the outer one. What is timed:
+Regions are timed with the calling thread's CPU clock (``time.thread_time_ns``,
+user and kernel time), so a thread that loses the GIL in the middle of a region
+is not charged for what other threads do meanwhile. Regions are exclusive: a
+region nested in another is subtracted from the outer one. What is timed:
 
 * ``deserialization``: the protocol handler's ``decode_message`` (a subclass of
   the session's handler), i.e. decoding every response, rows included;
 * ``row_factory``: the session's row factory, wrapped;
 * ``encode``: ``encode_message`` plus binding the statement's values
   (serialization happens at bind time, in :func:`timed_bind`);
+* ``framing``: the connection's ``process_io_buffer`` (cutting the bytes read
+  into frames; with protocol v5, segments and their CRC24/CRC32 checksums) and
+  the segment codec's ``encode`` of each request;
+* ``dispatch``: the connection's ``process_msg`` (stream-id lookup, completing
+  the ``ResponseFuture``, its locks, waking the thread waiting on it, running
+  the callbacks chained on it);
+* ``timers``: the connection class's ``create_timer`` (a request timeout per
+  request: a timer object, the reactor's heap and the wake-up of its loop) and
+  the reactor's service of its timer heap (libev, asyncore);
+* ``request``: ``Session.execute_async`` (routing, query plan, building the
+  ``ResponseFuture`` and the message, handing it to a connection);
 * ``wait``: CPU spent inside the execution pattern's blocking calls
   (``future.result()``, ``Event.wait``), see :meth:`Recorder.wait`.
 
-``io`` is the CPU of the driver's event-loop thread that none of the regions
-above covers (the reactor, socket reads and writes, framing, completing
-futures and the callbacks chained on them); ``other`` is the rest of the
-process's CPU. The function names below are the markers that
-:mod:`profiling.sampling` looks for in py-spy stacks, so both methods
-draw the same boundaries: keep them in sync.
+The driver hooks are in :mod:`profiling.hooks`. ``socket`` is the CPU of the
+driver's event-loop thread that none of the regions above covers: the reactor
+and its socket calls (the kernel time of ``send``/``recv`` and of waiting for
+sockets); ``other`` is the rest of the process's CPU. The wrappers' code names
+(:data:`MARKERS`) are what :mod:`profiling.sampling` looks for in py-spy
+stacks, so both methods draw the same boundaries.
 """
 
 from __future__ import annotations
@@ -28,9 +39,16 @@ import threading
 import time
 from typing import Any, Callable
 
-CATEGORIES = ("deserialization", "row_factory", "encode", "io", "wait", "other")
-REGIONS = ("deserialization", "row_factory", "encode", "wait")
-_DESER, _ROWS, _ENCODE, _WAIT = range(4)
+CATEGORIES = ("deserialization", "row_factory", "encode", "framing", "dispatch", "timers", "request",
+              "socket", "wait", "other")
+REGIONS = ("deserialization", "row_factory", "encode", "framing", "dispatch", "timers", "request", "wait")
+DESER, ROWS, ENCODE, FRAMING, DISPATCH, TIMERS, REQUEST, WAIT = range(len(REGIONS))
+#: Code name of each timed wrapper -> its region (what py-spy shows of it).
+MARKERS = {
+    "decode_message": "deserialization", "_pf_row_factory": "row_factory", "encode_message": "encode",
+    "_pf_bind": "encode", "_pf_framing": "framing", "_pf_dispatch": "dispatch", "_pf_timer": "timers",
+    "_pf_request": "request", "_pf_wait": "wait",
+}
 
 #: Names of the driver's event-loop threads, by reactor.
 LOOP_THREAD_NAMES = frozenset({
@@ -48,8 +66,8 @@ class _ThreadState:
 
     def __init__(self, ident: int) -> None:
         self.ident = ident
-        self.ns = [0, 0, 0, 0]
-        self.calls = [0, 0, 0, 0]
+        self.ns = [0] * len(REGIONS)
+        self.calls = [0] * len(REGIONS)
         self.nested = 0  # ns of inner regions, charged to them, not to the outer one
 
 
@@ -60,7 +78,7 @@ class Recorder:
         self._local = threading.local()
         self._states: list[_ThreadState] = []
         self._lock = threading.Lock()
-        self._timed_wait = _region(self, _WAIT, _call, "_pf_wait")
+        self._timed_wait = _region(self, WAIT, _call, "_pf_wait")
 
     def state(self) -> _ThreadState:
         try:
@@ -80,11 +98,11 @@ class Recorder:
         loop = _loop_threads()
         with self._lock:
             states = list(self._states)
-        total = [0, 0, 0, 0]
-        on_loop = [0, 0, 0, 0]
-        calls = [0, 0, 0, 0]
+        total = [0] * len(REGIONS)
+        on_loop = [0] * len(REGIONS)
+        calls = [0] * len(REGIONS)
         for st in states:
-            for k in range(4):
+            for k in range(len(REGIONS)):
                 total[k] += st.ns[k]
                 calls[k] += st.calls[k]
                 if st.ident in loop:
@@ -155,6 +173,7 @@ def _region(rec: Recorder, region: int, fn: Callable[..., Any], marker: str) -> 
 
     timed.__code__ = timed.__code__.replace(co_name=marker, co_qualname=marker)
     timed.__name__ = timed.__qualname__ = marker
+    timed.__wrapped__ = fn  # type: ignore[attr-defined]
     return timed
 
 
@@ -164,31 +183,32 @@ def _call(fn: Callable[..., Any], *args: Any) -> Any:
 
 def timed_bind(rec: Recorder, bind: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``prepared.bind`` as an ``encode`` region (values are serialized there)."""
-    return _region(rec, _ENCODE, bind, "_pf_bind")
+    return _region(rec, ENCODE, bind, "_pf_bind")
 
 
 def timed_row_factory(rec: Recorder, factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    timed = _region(rec, _ROWS, factory, "_pf_row_factory")
-    timed.__wrapped__ = factory  # type: ignore[attr-defined]
-    return timed
+    return _region(rec, ROWS, factory, "_pf_row_factory")
 
 
 def timed_handler(rec: Recorder, base: Any) -> type:
     """A subclass of the protocol handler ``base`` timing encode and decode."""
     namespace = {
-        "encode_message": classmethod(_region(rec, _ENCODE, base.encode_message.__func__, "encode_message")),
-        "decode_message": classmethod(_region(rec, _DESER, base.decode_message.__func__, "decode_message")),
+        "encode_message": classmethod(_region(rec, ENCODE, base.encode_message.__func__, "encode_message")),
+        "decode_message": classmethod(_region(rec, DESER, base.decode_message.__func__, "decode_message")),
     }
     return type(f"Timed{base.__name__}", (base,), namespace)
 
 
 def install(session: Any, rec: Recorder) -> None:
-    """Time the session's protocol handler and row factory from its next request on.
+    """Time the session's requests from its next one on: protocol handler, row factory and
+    the driver hooks of :mod:`profiling.hooks` (connections, timers, ``execute_async``).
 
     Call after the row factory choice was applied (a fast-path choice replaces
     the protocol handler, which this then subclasses).
     """
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, _ConfigMode
+
+    from . import hooks
 
     session.client_protocol_handler = timed_handler(rec, session.client_protocol_handler)
     if session.cluster._config_mode == _ConfigMode.LEGACY:
@@ -196,6 +216,7 @@ def install(session: Any, rec: Recorder) -> None:
     else:
         profile = session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT]
         profile.row_factory = timed_row_factory(rec, profile.row_factory)
+    hooks.install(session, rec)
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -206,8 +227,8 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         "loop_ns": after["loop_ns"] - before["loop_ns"],
         "loop_threads": after["loop_threads"],
         "threads": {tid: {"name": t["name"],
-                          "ns": t["ns"] - before["threads"].get(tid, {}).get("ns", 0),
-                          "sys_ns": t["sys_ns"] - before["threads"].get(tid, {}).get("sys_ns", 0)}
+                          **{k: t[k] - before["threads"].get(tid, {}).get(k, 0)
+                             for k in ("ns", "sys_ns")}}
                     for tid, t in after["threads"].items()},
     }
     for key in ("regions_ns", "regions_on_loop_ns", "calls"):
@@ -234,12 +255,12 @@ def combine(deltas: list[dict[str, Any]]) -> dict[str, Any]:
 def shares(d: dict[str, Any]) -> dict[str, float]:
     """Fractions of client CPU per category from a (combined) delta.
 
-    ``io`` = event-loop threads' CPU minus the regions that ran on them;
+    ``socket`` = event-loop threads' CPU minus the regions that ran on them;
     ``other`` = what remains of the process CPU. Clock granularity can make
     the parts exceed the whole by a hair: they are then scaled to sum to 1.
     """
     ns = {k: float(d["regions_ns"][k]) for k in REGIONS}
-    ns["io"] = max(0.0, d["loop_ns"] - sum(d["regions_on_loop_ns"].values()))
+    ns["socket"] = max(0.0, d["loop_ns"] - sum(d["regions_on_loop_ns"].values()))
     total = float(d["process_ns"])
     ns["other"] = max(0.0, total - sum(ns.values()))
     whole = sum(ns.values())

@@ -13,20 +13,25 @@ from .overhead import describe as describe_cost
 
 METHODS = {
     "instrumented": (
-        "thread CPU clocks (time.thread_time_ns) around the protocol handler's decode_message "
-        "(deserialization) and encode_message plus statement binding (encode), the row factory "
-        "(row_factory) and the pattern's blocking calls (wait); io = CPU of the driver's event-loop "
-        "thread outside those regions; other = the rest of the client processes' CPU"),
+        "thread CPU clocks (time.thread_time_ns, user and kernel) around the protocol handler's "
+        "decode_message (deserialization), encode_message plus statement binding (encode), the row "
+        "factory (row_factory), the connection's process_io_buffer and segment encoding (framing), its "
+        "process_msg (dispatch), the connection class's create_timer and the reactor's timer heap "
+        "service (timers), Session.execute_async (request) and the pattern's blocking calls (wait), "
+        "each exclusive of the regions nested in it; socket = CPU of the driver's event-loop thread "
+        "outside those regions; other = the rest of the client processes' CPU"),
     "sampled": (
         "py-spy raw stacks of every thread (and worker process), samples of blocked threads dropped, "
-        "each sample classified by its innermost region frame, else io on the event-loop thread and "
-        "other elsewhere; each thread's user CPU (kernel accounting) split by its own samples, its "
-        "kernel CPU (invisible to Python stacks) counted as io on the event-loop thread and wait elsewhere"),
+        "each sample classified by its innermost region frame (the same wrappers), else socket on the "
+        "event-loop thread and other elsewhere; each thread's user CPU (kernel accounting) split by its "
+        "own samples outside system calls; its kernel CPU (invisible to Python stacks): on the event-loop "
+        "thread one sampling interval for each sample inside a system call, in its category (not at wake "
+        "sites, a send or a release, where a thread is preempted by the one it woke), the rest socket; "
+        "wait elsewhere"),
 }
-SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "encode", "io": "io",
-         "wait": "wait", "other": "other"}
-
-
+SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "enc", "framing": "frame",
+         "dispatch": "disp", "timers": "timer", "request": "req", "socket": "sock", "wait": "wait",
+         "other": "other"}
 def agreement(shares: dict[str, Any]) -> float | None:
     """Largest difference between the two methods, in percentage points."""
     a, b = shares.get("instrumented"), shares.get("sampled")
@@ -51,7 +56,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
     shares = row.get("shares") or {}
     inst, samp = shares.get("instrumented"), shares.get("sampled")
     if row.get("failed"):
-        return [row["pattern"], row["workload"], row["factory"], "FAILED", "", "", ""] + [""] * 7
+        return [row["pattern"], row["workload"], row["factory"], "FAILED", "", "", ""] + [""] * (len(CATEGORIES) + 1)
     cats = [f"{_pct(inst[k] if inst else None)}/{_pct(samp[k] if samp else None)}" for k in CATEGORIES]
     agree = row.get("agreement_pts")
     return [
@@ -65,8 +70,9 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 HEADER = ["pattern", "load", "factory", "ops", "errors", "ops/s", "CPU µs/op",
           *(SHORT[k] for k in CATEGORIES), "Δmax pts"]
-LEGEND = ("shares of client CPU in %, instrumented/sampled; Δmax = largest gap between the two "
-          "methods in points; * = interrupted run")
+LEGEND = ("shares of client CPU in %, instrumented/sampled: deser = deserialization, rows = row "
+          "factory, enc = encode, frame = framing, disp = dispatch, req = request path, sock = socket; "
+          "Δmax = largest gap between the two methods in points; * = interrupted run")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -89,8 +95,8 @@ def one_line(row: dict[str, Any]) -> str:
         return f"FAILED: {row['failed']}"
     c = _cells(row)
     parts = [f"{c[3]} ops, {c[4]} errors, {c[5]} ops/s, {c[6]} µs CPU/op"]
-    parts += [f"{SHORT[k]} {v}" for k, v in zip(CATEGORIES, c[7:13])]
-    parts.append(f"Δmax {c[13]}")
+    parts += [f"{SHORT[k]} {v}" for k, v in zip(CATEGORIES, c[7:7 + len(CATEGORIES)])]
+    parts.append(f"Δmax {c[-1]}")
     for w in row.get("warnings", []):
         if "errors" in w:
             parts.append(f"({w})")
@@ -122,18 +128,30 @@ def _meta_line(meta: dict[str, Any]) -> str:
 
 READING = """
 <h2>How to read it</h2>
-<p><b>deserialization</b> is the driver decoding responses (rows included, in its compiled
-<code>protocol</code>/<code>row_parser</code>/<code>obj_parser</code>/<code>deserializers</code> modules);
-<b>rows</b> is the row factory turning decoded values into your row objects;
-<b>encode</b> is binding values and framing requests; <b>io</b> is the rest of the
-driver's event-loop thread: the reactor, socket reads and writes, completing futures and
-running the callbacks chained on them (so callback patterns show their request path there);
-<b>wait</b> is CPU spent inside blocking calls (waking up costs CPU); <b>other</b> is everything else
-in the client: your code, and the driver's request path (query plans, futures) when it runs in your
-threads.</p>
-<p>Deserialization and IO run on the same event-loop thread: when deserialization plus rows is a large
-share there, a single client is CPU-bound in that thread (the GIL lets one thread run Python at a time),
-which is why callback chains beat sync calls and why several processes beat one.
+<p>Each column is a share of the client's CPU, with what you can do about it:</p>
+<ul>
+<li><b>deser</b>: the driver decoding responses (rows included, in its compiled <code>protocol</code>/
+<code>row_parser</code>/<code>obj_parser</code>/<code>deserializers</code> modules): fewer or narrower
+columns, or the fast path.</li>
+<li><b>rows</b>: the row factory turning decoded values into your row objects: a cheaper factory.</li>
+<li><b>enc</b>: binding values and encoding request messages: prepared statements, fewer values.</li>
+<li><b>frame</b>: protocol framing: cutting the bytes read into frames and, with protocol v5, into
+segments with their checksums (a CRC24 of each segment header, computed in Python by the driver, and a
+CRC32 of its payload) both ways: protocol v4 (<code>protocol_version=4</code>) has no segments.</li>
+<li><b>disp</b>: dispatch of each response: stream-id lookup, completing the future, its locks, waking the
+thread waiting on it and running the callbacks chained on it (your callback code counts here).</li>
+<li><b>timer</b>: request timeouts: a timer per request, the reactor's timer heap and the wake-up of its
+loop; <code>timeout=None</code> (or a profile's <code>request_timeout=None</code>) removes it.</li>
+<li><b>req</b>: the request path in <code>Session.execute_async</code>: routing, query plan, building the
+future and the message, handing it to a connection; batching statements or fewer, larger requests.</li>
+<li><b>sock</b>: the event-loop thread outside all of the above: the reactor and its socket calls,
+mostly kernel time in <code>send</code>/<code>recv</code>; fewer round trips, or more processes.</li>
+<li><b>wait</b>: CPU spent inside blocking calls (waking up costs CPU); <b>other</b>: everything else in
+the client, your own code included.</li>
+</ul>
+<p>Framing, dispatch, deserialization and the socket all run on the one event-loop thread: when they add
+up to most of it, a single client is CPU-bound in that thread (the GIL lets one thread run Python at a
+time), which is why callback chains beat sync calls and why several processes beat one.
 A flamegraph's width is CPU samples: blocked threads are left out. cProfile files (<code>.prof</code>,
 open with <code>snakeviz</code>) only see Python functions of the threads it profiles (the main thread on
 Python 3.11) and none of the driver's compiled code; use them for call counts of your own code.</p>

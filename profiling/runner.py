@@ -215,7 +215,7 @@ class Harness:
         samples = sampling.Samples.of(stacks)
         inst = row["instrumented_ns"]
         if row["instrumentation"] == "on":  # the samples are classified by the regions' frames
-            row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"])
+            row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"], row["wall_s"] * 1e9)
         row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": self.opts.rate,
                           "counts": samples.counts()}
         row["agreement_pts"] = report.agreement(row["shares"])

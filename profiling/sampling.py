@@ -4,15 +4,15 @@ py-spy writes raw collapsed stacks (``--format raw``, one line per distinct
 stack: ``frame;frame;...;leaf count``), with a ``thread (tid): name`` frame
 (``--threads``) and, with ``--subprocesses``, ``process pid:"cmdline"`` frames
 in front. A sample is classified by the innermost frame that is one of the
-instrumentation's region markers (see :mod:`profiling.instrument`); a sample
-with none belongs to ``io`` if its thread is a driver event-loop thread and
-to ``other`` otherwise. These are the same boundaries the instrumented method
-uses, measured independently (counts of stack samples instead of clocks).
-Why markers rather than module names: the driver's modules are compiled
-(no Python frames) and its wheel is stripped (no symbols with ``--native``),
-and one compiled module both encodes and decodes. A recording without
-markers (py-spy run on any client) is classified by module and function
-instead, more coarsely.
+instrumentation's region markers (see :mod:`profiling.instrument` and
+:mod:`profiling.hooks`); a sample with none belongs to ``socket`` if its
+thread is a driver event-loop thread and to ``other`` otherwise. These are the
+same boundaries the instrumented method uses, measured independently (counts
+of stack samples instead of clocks). Why markers rather than module names: the
+driver's modules are compiled (no Python frames) and its wheel is stripped (no
+symbols with ``--native``), and one compiled module both encodes and decodes.
+A recording without markers (py-spy run on any client) is classified by
+module and function instead, more coarsely.
 
 Samples are wall-clock snapshots, not CPU: py-spy's idle detection misses
 blocked threads (always with ``--native``, whose unwinding pauses the
@@ -20,12 +20,15 @@ process) and a runnable thread waiting for a core looks busy. So samples of a
 thread blocked in a lock, a condition, ``select``/``epoll`` or a sleep are
 dropped here, and the shares weigh each thread by the CPU the kernel says it
 used (:meth:`Samples.shares`); samples inside a system call stand for the
-thread's kernel CPU, accounted apart (:func:`in_syscall`). What remains is a
-bias on a contended machine: a thread preempted where it wakes another one
-(the server, a waiting thread) still looks busy there, so the categories
-where threads wake others (I/O) read a few points high. The harness runs py-spy ``--nonblocking``
-without ``--native`` by default: pausing the client for native unwinding
-halves its throughput on a small machine.
+thread's kernel CPU, accounted apart (:func:`in_syscall`), except at wake
+sites (:func:`at_wake_site`), where a thread is preempted by the one it woke.
+What remains is a bias on a heavily contended machine: a thread that waits for
+a core several times longer than it runs is seen mostly where the scheduler
+stopped it, which is not uniform (after waking another thread, at the next
+system call), so the shares of the event loop's regions drift by several
+points. The harness runs py-spy ``--nonblocking`` without ``--native`` by
+default: pausing the client for native unwinding halves its throughput on a
+small machine.
 """
 
 from __future__ import annotations
@@ -37,16 +40,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .factories import of_family
-from .instrument import CATEGORIES, LOOP_THREAD_NAMES
+from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
 
-#: Region markers: (function name's last dotted part) -> category, in instrument.py.
-MARKERS = {
-    "decode_message": "deserialization",
-    "_pf_row_factory": "row_factory",
-    "encode_message": "encode",
-    "_pf_bind": "encode",
-    "_pf_wait": "wait",
-}
 _MARKER_FILE = "instrument.py"
 
 #: Native functions in which a thread sleeps (the sample is not CPU).
@@ -148,9 +143,14 @@ def is_idle(frames: list[Frame]) -> bool:
     return any(last.file.endswith(suffix) and last.short == name for suffix, name in IDLE_PYTHON)
 
 
-#: A source line that makes a system call: the reactors' socket send and recv, and the
-#: release of a lock another thread waits on (``Condition.notify``), a futex wake.
-_SYSCALL_LINE = re.compile(r"\.(send|sendall|sendmsg|sendto|recv|recv_into|recvmsg|recvfrom|release)\(")
+#: A source line that makes a system call: the reactors' socket send and recv, the release
+#: of a lock another thread waits on (``Condition.notify``), a futex wake, and the regions'
+#: reads of the thread's CPU clock (``clock_gettime`` of a thread clock is a system call).
+_SYSCALL_LINE = re.compile(
+    r"\.(send|sendall|sendmsg|sendto|recv|recv_into|recvmsg|recvfrom|release)\(|\b_clock\(\)")
+#: Those calls that wake another thread or process (the server, for a socket send): a thread
+#: is often preempted right there by the one it woke, and still looks busy to py-spy.
+_WAKE_LINE = re.compile(r"\.(send|sendall|sendmsg|sendto|release)\(")
 #: Native functions of those calls (with ``--native``).
 SYSCALL_NATIVE = frozenset({
     "send", "__send", "__libc_send", "sendmsg", "__libc_sendmsg", "sendto", "__libc_sendto",
@@ -169,17 +169,31 @@ def in_syscall(frames: list[Frame]) -> bool:
     keeps seeing it "running" at that line. Spreading user CPU over these samples too would
     count that time twice and shrink every other category.
     """
+    return _in_call(frames, SYSCALL_NATIVE, _SYSCALL_LINE)
+
+
+_WAKE_NATIVE = frozenset(f for f in SYSCALL_NATIVE if "recv" not in f)
+
+
+def at_wake_site(frames: list[Frame]) -> bool:
+    """Is this (busy) sample inside a system call that wakes another thread or process?"""
+    return _in_call(frames, _WAKE_NATIVE, _WAKE_LINE)
+
+
+def _in_call(frames: list[Frame], natives: frozenset[str], line: re.Pattern[str]) -> bool:
+    """Is the sample in one of ``natives`` (native frames) or, without native frames, at a
+    Python source line matching ``line``?"""
     if not frames:
         return False
     k = len(frames)
     while k and not frames[k - 1].python:
         k -= 1
-        if frames[k].func in SYSCALL_NATIVE:
+        if frames[k].func in natives:
             return True
-    if k < len(frames) or not frames[-1].python:
+    if k < len(frames):
         return False
     last = frames[-1]
-    return bool(_SYSCALL_LINE.search(linecache.getline(last.file, last.line)))
+    return bool(line.search(linecache.getline(last.file, last.line)))
 
 
 def _marker(frame: Frame) -> str | None:
@@ -189,12 +203,15 @@ def _marker(frame: Frame) -> str | None:
 
 
 #: For recordings without the harness's markers (py-spy run on any client): categories by
-#: module and function. Coarser: with the driver's compiled modules, request encoding and
-#: most of the request path are invisible (protocol.so both encodes and decodes).
+#: module and function. Coarser: with the driver's compiled modules, request encoding, the
+#: request path and the frames and dispatch under a reactor's read handler are invisible
+#: (protocol.so both encodes and decodes), and stay with the reactor (socket). What the
+#: driver runs as Python is classified: its reactors (cassandra/io), the v5 segment codec,
+#: and the standard library's futures, events and conditions it completes and wakes.
 _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
                      "numpy_parser": "deserialization", "_speedups": "row_factory",
-                     "libevwrapper": "io", "libev": "io"}
+                     "libevwrapper": "socket", "libev": "socket"}
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",
                                "recv_row", "read_value"), "deserialization"),
@@ -202,7 +219,20 @@ _BY_MODULE_PYTHON = [
     ("cassandra/query.py", ("bind",), "encode"),
     ("cassandra/query.py", tuple(f.attr for f in of_family("driver")), "row_factory"),
     ("pyfactories/", (), "row_factory"),
-    ("cassandra/io/", (), "io"),
+    ("cassandra/segment.py", (), "framing"),
+    ("cassandra/connection.py", ("process_io_buffer", "_process_segment_buffer", "_read_frame_header"),
+     "framing"),
+    ("cassandra/connection.py", ("process_msg",), "dispatch"),
+    ("cassandra/connection.py", ("create_timer", "add_timer", "service_timeouts", "finish"), "timers"),
+    ("cassandra/cluster.py", ("execute_async", "_create_response_future", "send_request", "_query"),
+     "request"),
+    ("cassandra/cluster.py", ("_set_result", "_set_final_result", "_set_final_exception"), "dispatch"),
+    ("cassandra/io/", ("create_timer", "add_timer", "_update_timer", "_on_loop_timer",
+                       "_call_delayed_coro"), "timers"),
+    ("cassandra/io/", ("push",), "request"),
+    ("cassandra/io/", (), "socket"),
+    ("threading.py", ("set", "notify", "notify_all"), "dispatch"),
+    ("concurrent/futures/_base.py", ("set_result", "set_exception", "_invoke_callbacks"), "dispatch"),
 ]
 
 
@@ -251,7 +281,7 @@ def frame_categories(stack: Stack, by_module: bool = False) -> list[str]:
 
 
 def _base(thread_name: str) -> str:
-    return "io" if thread_name in LOOP_THREAD_NAMES else "other"
+    return "socket" if thread_name in LOOP_THREAD_NAMES else "other"
 
 
 @dataclass
@@ -266,6 +296,11 @@ class Samples:
     #: per category; they are counted in ``by_thread`` too
     in_kernel: dict[str, collections.Counter[str]] = field(
         default_factory=lambda: collections.defaultdict(collections.Counter))
+    #: the part of ``in_kernel`` at a call that wakes another thread (see :func:`at_wake_site`)
+    at_wake: dict[str, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter))
+    #: per thread id, every sample py-spy took of it, idle ones included
+    seen: collections.Counter[str] = field(default_factory=collections.Counter)
 
     @classmethod
     def of(cls, stacks: list[Stack]) -> "Samples":
@@ -273,14 +308,18 @@ class Samples:
         by_module = not has_markers(stacks)
         out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
         for stack in stacks:
+            out.seen[stack.tid] += stack.count
             category = classify(stack, by_module)
             if category is None:
                 out.idle += stack.count
                 continue
             out.by_thread[stack.tid][category] += stack.count
             out.names[stack.tid] = stack.thread
-            if in_syscall([parse_frame(f) for f in stack.frames]):
+            frames = [parse_frame(f) for f in stack.frames]
+            if in_syscall(frames):
                 out.in_kernel[stack.tid][category] += stack.count
+                if at_wake_site(frames):
+                    out.at_wake[stack.tid][category] += stack.count
         return out
 
     @property
@@ -293,8 +332,8 @@ class Samples:
             total.update(c)
         return dict(total)
 
-    def shares(self, threads: dict[str, dict] | None = None, total_ns: float | None = None
-               ) -> dict[str, float]:
+    def shares(self, threads: dict[str, dict] | None = None, total_ns: float | None = None,
+               wall_ns: float | None = None) -> dict[str, float]:
         """Fractions of CPU per category.
 
         Without ``threads``: fractions of the busy samples. With ``threads``
@@ -302,9 +341,10 @@ class Samples:
         its kernel part, from the kernel's accounting) each thread's user CPU
         is split by the categories of its own samples, so a thread that py-spy
         saw runnable but not running does not weigh more than the CPU it
-        used, and its kernel CPU, which Python stacks cannot show, goes to
-        :func:`_kernel_category`. Samples inside a socket system call stand
-        for that kernel CPU, so they do not share the user CPU. CPU of threads that ended before the run did
+        used. Its kernel CPU, which Python stacks cannot show, is split by
+        :meth:`_kernel_split` (``wall_ns``: how long py-spy sampled); samples
+        inside a system call stand for that kernel CPU, so they do not share the
+        user CPU. CPU of threads that ended before the run did
         (``total_ns`` minus the threads listed) is split by the samples of the
         threads not listed.
         """
@@ -316,7 +356,8 @@ class Samples:
             cpu = max(0.0, float(t["ns"]))
             known += cpu
             kernel = min(cpu, max(0.0, float(t.get("sys_ns", 0))))
-            ns[_kernel_category(t["name"])] += kernel
+            for k, v in self._kernel_split(tid, t["name"], kernel, wall_ns).items():
+                ns[k] += v
             _spread(ns, cpu - kernel, self._user_counts(tid), _base(t["name"]))
         rest: collections.Counter[str] = collections.Counter()
         for tid, c in self.by_thread.items():
@@ -326,19 +367,46 @@ class Samples:
             _spread(ns, max(0.0, total_ns - known), rest, "other")
         return _normalized(ns)
 
-
     def _user_counts(self, tid: str) -> collections.Counter[str] | None:
         """The thread's samples that stand for user CPU."""
         counts = self.by_thread.get(tid)
         kernel = self.in_kernel.get(tid)
         return counts - kernel if counts and kernel else counts
 
+    def _kernel_split(self, tid: str, thread_name: str, kernel: float, wall_ns: float | None
+                      ) -> dict[str, float]:
+        """A thread's kernel CPU (ns) by category.
+
+        On the event loop, its samples inside system calls tell where (the instrumented
+        regions' clocks count the kernel time of the calls made in them: reading the thread
+        clock, waking the loop in timers, receives in socket), each standing for one sampling
+        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU; the
+        rest, spent where the thread looks idle to a sampler (waiting for its sockets,
+        waking up), is socket. Samples at wake sites (:func:`at_wake_site`) do not count:
+        a thread is preempted there by the one it woke, for far longer than the call lasts.
+        Without ``wall_ns`` the kernel CPU is split in the proportions of those samples.
+        Elsewhere it all goes to :func:`_kernel_category`.
+        """
+        home = _kernel_category(thread_name)
+        counts = self.in_kernel.get(tid, collections.Counter()) - self.at_wake.get(tid, collections.Counter())
+        if thread_name not in LOOP_THREAD_NAMES or not counts:
+            return {home: kernel}
+        if not wall_ns or not self.seen.get(tid):
+            total = sum(counts.values())
+            return {k: kernel * v / total for k, v in counts.items()}
+        interval = wall_ns / self.seen[tid]
+        evidenced = sum(counts.values()) * interval
+        scale = min(1.0, kernel / evidenced)
+        out = {k: v * interval * scale for k, v in counts.items()}
+        out[home] = out.get(home, 0.0) + kernel - evidenced * scale
+        return out
+
 
 def _kernel_category(thread_name: str) -> str:
-    """Where a thread's kernel CPU goes: Python stacks cannot show it. On the event loop
-    it is socket calls, epoll and waking futures; elsewhere mostly blocking and waking
-    (futexes of waits, locks and GIL handoffs)."""
-    return "io" if thread_name in LOOP_THREAD_NAMES else "wait"
+    """Where a thread's kernel CPU goes when its samples do not tell: Python stacks cannot
+    show it. On the event loop it is socket calls and epoll; elsewhere mostly blocking and
+    waking (futexes of waits, locks and GIL handoffs)."""
+    return "socket" if thread_name in LOOP_THREAD_NAMES else "wait"
 
 
 def _spread(ns: dict[str, float], cpu: float, counts: collections.Counter[str] | None,

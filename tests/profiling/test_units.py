@@ -28,6 +28,11 @@ def one(line):
     return stack
 
 
+def shares(**nonzero):
+    """Every category's share: those given, the others 0."""
+    return {**dict.fromkeys(CATEGORIES, 0), **nonzero}
+
+
 # -- parsing and classification ---------------------------------------------------------------
 
 def test_parse_raw_threads_processes_and_counts():
@@ -47,7 +52,7 @@ def test_innermost_marker_wins():
             f"timed_row_factory.<locals>._pf_row_factory ({INSTR}:150);"
             f"timed_bind.<locals>._pf_bind ({INSTR}:130);bind (/x/cassandra/query.py:5) 3")
     assert sampling.classify(s) == "encode"
-    assert sampling.frame_categories(s)[:3] == ["io", "io", "io"]
+    assert sampling.frame_categories(s)[:3] == ["socket", "socket", "socket"]
     assert sampling.frame_categories(s)[-3:] == ["row_factory", "encode", "encode"]
 
 
@@ -56,6 +61,10 @@ def test_innermost_marker_wins():
     ("timed_handler.<locals>.TimedProtocolHandler.encode_message", "encode"),
     ("timed_row_factory.<locals>._pf_row_factory", "row_factory"),
     ("_pf_wait", "wait"),
+    ("timed_connection_class.<locals>._pf_framing", "framing"),
+    ("_pf_dispatch", "dispatch"),
+    ("_pf_timer", "timers"),
+    ("_pf_request", "request"),
 ])
 def test_markers(marker, category):
     assert sampling.classify(one(f"thread (1): MainThread;{marker} ({INSTR}:10);x (/y/z.py:1) 1")) == category
@@ -67,8 +76,8 @@ def test_marker_names_outside_instrument_do_not_count():
 
 
 def test_thread_base_categories():
-    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD} 1")) == "io"
-    assert sampling.classify(one(f"thread (1): asyncio_thread;{LOOP_HEAD} 1")) == "io"
+    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD} 1")) == "socket"
+    assert sampling.classify(one(f"thread (1): asyncio_thread;{LOOP_HEAD} 1")) == "socket"
     assert sampling.classify(one("thread (1): MainThread;main (/a/b.py:1) 1")) == "other"
 
 
@@ -92,7 +101,7 @@ def test_idle_samples_are_dropped(line):
 
 def test_busy_native_and_python_samples_are_kept():
     assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);"
-                                 "memcpy (libc.so.6) 1")) == "io"
+                                 "memcpy (libc.so.6) 1")) == "socket"
     assert sampling.classify(one("thread (1): MainThread;Condition.notify (/t/threading.py:382) 1")) == "other"
 
 
@@ -112,20 +121,19 @@ def test_sample_shares_unweighted_and_weighted():
     # thread 1 used 400 ns, thread 2 only 100 ns; thread 3 ended (not listed): it gets the rest
     w = s.shares({"1": {"name": "event_loop", "ns": 400}, "2": {"name": "MainThread", "ns": 100}},
                  total_ns=600)
-    assert w == pytest.approx({"deserialization": 0, "row_factory": 100 / 600, "encode": 100 / 600,
-                               "io": 300 / 600, "wait": 0, "other": 100 / 600})
+    assert w == pytest.approx(shares(row_factory=100 / 600, encode=100 / 600, socket=300 / 600,
+                                     other=100 / 600))
     assert sum(w.values()) == pytest.approx(1)
 
 
-def test_kernel_cpu_goes_to_io_on_the_loop_and_to_wait_elsewhere():
+def test_kernel_cpu_goes_to_socket_on_the_loop_and_to_wait_elsewhere():
     s = sampling.Samples.of(raw(
         f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n",
         "thread (2): MainThread;main (/a/b.py:1) 10\n"))
     w = s.shares({"1": {"name": "event_loop", "ns": 400, "sys_ns": 100},
                   "2": {"name": "MainThread", "ns": 100, "sys_ns": 500}}, total_ns=500)
-    # loop: 300 user -> row factory, 100 kernel -> io; main: kernel capped at its CPU -> wait
-    assert w == pytest.approx({"deserialization": 0, "row_factory": 0.6, "encode": 0, "io": 0.2,
-                               "wait": 0.2, "other": 0})
+    # loop: 300 user -> row factory, 100 kernel -> socket; main: kernel capped at its CPU -> wait
+    assert w == pytest.approx(shares(row_factory=0.6, socket=0.2, wait=0.2))
 
 
 def test_samples_inside_a_system_call_stand_for_kernel_cpu(tmp_path):
@@ -139,45 +147,91 @@ def test_samples_inside_a_system_call_stand_for_kernel_cpu(tmp_path):
     assert sampling.in_syscall([sampling.parse_frame(f) for f in one(
         f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);__libc_send (libc.so.6) 1").frames])
     s = sampling.Samples.of(stacks)
-    assert s.busy == 50 and s.in_kernel == {"1": {"io": 30}}
-    # 200 ns of user CPU over the 20 samples outside the send; the 100 kernel ns go to io
+    assert s.busy == 50 and s.in_kernel == {"1": {"socket": 30}}
+    # 200 ns of user CPU over the 20 samples outside the send; the 100 kernel ns go to socket
     w = s.shares({"1": {"name": "event_loop", "ns": 300, "sys_ns": 100}}, total_ns=300)
-    assert w == pytest.approx({"deserialization": 0, "row_factory": 1 / 3, "encode": 0, "io": 2 / 3,
-                               "wait": 0, "other": 0})
-    assert s.shares()["io"] == pytest.approx(40 / 50)  # unweighted: every busy sample counts
+    assert w == pytest.approx(shares(row_factory=1 / 3, socket=2 / 3))
+    assert s.shares()["socket"] == pytest.approx(40 / 50)  # unweighted: every busy sample counts
+
+
+def test_loop_kernel_cpu_is_split_by_the_regions_making_the_system_calls(tmp_path):
+    """A region's clock counts the kernel time of its calls (the thread clock's own reads, a
+    wake-up): the sampled method gives the loop's kernel CPU to the regions where it samples
+    system calls, in the same proportions."""
+    clock_line = next(n for n, text in enumerate(Path(INSTR).read_text().splitlines(), 1)
+                      if "= _clock()" in text)
+    stacks = raw(f"thread (1): event_loop;{LOOP_HEAD};_pf_dispatch ({INSTR}:{clock_line}) 10\n",
+                 f"thread (1): event_loop;{LOOP_HEAD};_pf_timer ({INSTR}:{clock_line}) 30\n",
+                 f"thread (1): event_loop;{LOOP_HEAD};_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 40\n",
+                 f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{clock_line}) 5\n")
+    s = sampling.Samples.of(stacks)
+    assert s.in_kernel == {"1": {"dispatch": 10, "timers": 30}, "2": {"request": 5}}
+    w = s.shares({"1": {"name": "event_loop", "ns": 800, "sys_ns": 400},
+                  "2": {"name": "MainThread", "ns": 200, "sys_ns": 200}}, total_ns=1000)
+    # loop: user 400 -> dispatch; kernel 400 -> dispatch 100, timers 300; main: kernel -> wait
+    assert w == pytest.approx(shares(dispatch=0.5, timers=0.3, wait=0.2))
+
+
+def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_to_socket(tmp_path):
+    """With the sampling's duration, each sample inside a system call stands for one interval
+    of kernel CPU; wake sites (a send, a release) do not count; what no sample shows is socket."""
+    src = tmp_path / "reactor.py"
+    src.write_text("def f(self):\n    self._socket.send(m)\n    self._socket.recv(9)\n    lock.release()\n")
+    clock_line = next(n for n, text in enumerate(Path(INSTR).read_text().splitlines(), 1)
+                      if "= _clock()" in text)
+    stacks = raw(f"thread (1): event_loop;{LOOP_HEAD};_pf_timer ({INSTR}:{clock_line}) 2\n",
+                 f"thread (1): event_loop;f ({src}:3) 1\n",
+                 f"thread (1): event_loop;f ({src}:2) 50\n",
+                 f"thread (1): event_loop;_pf_dispatch ({INSTR}:1);f ({src}:4) 40\n",
+                 f"thread (1): event_loop;_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 7\n",
+                 "thread (1): event_loop;LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104) 100\n")
+    s = sampling.Samples.of(stacks)
+    assert s.seen == {"1": 200} and s.at_wake == {"1": {"socket": 50, "dispatch": 40}}
+    # 200 samples in 2000 ns: 10 ns each; kernel 100 ns: timers 2 x 10, socket 1 x 10 + the 70 unseen
+    w = s.shares({"1": {"name": "event_loop", "ns": 170, "sys_ns": 100}}, total_ns=170, wall_ns=2000)
+    assert w == pytest.approx(shares(dispatch=70 / 170, timers=20 / 170, socket=80 / 170))
+    # more samples in system calls than the kernel CPU: scaled down to it, nothing left over
+    w = s.shares({"1": {"name": "event_loop", "ns": 100, "sys_ns": 15}}, total_ns=100, wall_ns=20000)
+    assert w == pytest.approx(shares(dispatch=0.85, timers=0.1, socket=0.05))
 
 
 def test_thread_with_cpu_but_no_samples_goes_to_its_base():
     s = sampling.Samples.of(raw("thread (2): MainThread;main (/a/b.py:1) 5\n"))
     w = s.shares({"2": {"name": "MainThread", "ns": 50}, "9": {"name": "event_loop", "ns": 50}}, 100)
-    assert w["io"] == pytest.approx(0.5) and w["other"] == pytest.approx(0.5)
+    assert w["socket"] == pytest.approx(0.5) and w["other"] == pytest.approx(0.5)
 
 
 def _delta(process, loop, regions, on_loop):
+    """A delta with the given region times (by name; the others 0), all threads and on the loop."""
     return {"process_ns": process, "loop_ns": loop, "loop_threads": 1, "threads": {},
-            "regions_ns": dict(zip(instrument.REGIONS, regions)),
-            "regions_on_loop_ns": dict(zip(instrument.REGIONS, on_loop)),
+            "regions_ns": {k: regions.get(k, 0) for k in instrument.REGIONS},
+            "regions_on_loop_ns": {k: on_loop.get(k, 0) for k in instrument.REGIONS},
             "calls": dict.fromkeys(instrument.REGIONS, 1)}
 
 
 def test_instrumented_shares():
-    # 1000 ns of CPU; event loop 600 of which decode 200 + rows 100; main thread encodes 50, waits 50
-    d = _delta(1000, 600, (200, 100, 50, 50), (200, 100, 0, 0))
-    shares = instrument.shares(d)
-    assert shares == pytest.approx({"deserialization": 0.2, "row_factory": 0.1, "encode": 0.05,
-                                    "io": 0.3, "wait": 0.05, "other": 0.3})
-    assert sum(shares.values()) == pytest.approx(1)
+    # 1000 ns of CPU; event loop 600 of which decode 200, rows 100, framing 60, dispatch 40, timers 20,
+    # request 30 (a callback's next request); main thread encodes 50, requests 30, times 10, waits 50
+    regions = dict(deserialization=200, row_factory=100, encode=50, framing=60, dispatch=40, timers=30,
+                   request=60, wait=50)
+    on_loop = dict(deserialization=200, row_factory=100, framing=60, dispatch=40, timers=20, request=30)
+    d = _delta(1000, 600, regions, on_loop)
+    assert instrument.shares(d) == pytest.approx(shares(
+        deserialization=0.2, row_factory=0.1, encode=0.05, framing=0.06, dispatch=0.04, timers=0.03,
+        request=0.06, socket=0.15, wait=0.05, other=0.26))
 
 
 def test_instrumented_shares_clamped_and_combined():
     # clock granularity: the parts exceed the whole; still fractions summing to 1
-    shares = instrument.shares(_delta(100, 90, (60, 50, 0, 0), (60, 50, 0, 0)))
-    assert sum(shares.values()) == pytest.approx(1) and min(shares.values()) >= 0
-    both = instrument.combine([_delta(1000, 600, (200, 100, 50, 50), (200, 100, 0, 0))] * 2)
+    shares_ = instrument.shares(_delta(100, 90, {"deserialization": 60, "row_factory": 50},
+                                       {"deserialization": 60, "row_factory": 50}))
+    assert sum(shares_.values()) == pytest.approx(1) and min(shares_.values()) >= 0
+    one_process = _delta(1000, 600, {"deserialization": 200, "dispatch": 100, "wait": 50},
+                         {"deserialization": 200, "dispatch": 100})
+    both = instrument.combine([one_process] * 2)
     assert both["process_ns"] == 2000 and both["regions_ns"]["deserialization"] == 400
-    assert instrument.shares(both) == pytest.approx(instrument.shares(_delta(1000, 600, (200, 100, 50, 50),
-                                                                             (200, 100, 0, 0))))
-    assert instrument.shares(_delta(0, 0, (0,) * 4, (0,) * 4)) == dict.fromkeys(CATEGORIES, 0.0)
+    assert instrument.shares(both) == pytest.approx(instrument.shares(one_process))
+    assert instrument.shares(_delta(0, 0, {}, {})) == dict.fromkeys(CATEGORIES, 0.0)
 
 
 def test_regions_are_exclusive_and_per_thread(monkeypatch):
@@ -221,8 +275,10 @@ def test_timed_handler_encodes_with_the_driver_and_counts():
 def _row(**kw):
     row = {"pattern": "sync", "workload": "read", "factory": "tuple", "ops": 90, "errors": 10,
            "throughput_ops_s": 450.0, "cpu_us_per_op": 300.0, "warnings": ["10 errors: {'InvalidRequest': 10}"],
-           "shares": {"instrumented": dict(zip(CATEGORIES, (0.2, 0.1, 0.1, 0.3, 0.0, 0.3))),
-                      "sampled": dict(zip(CATEGORIES, (0.25, 0.1, 0.1, 0.25, 0.0, 0.3)))},
+           "shares": {"instrumented": shares(deserialization=0.2, row_factory=0.1, encode=0.1, framing=0.1,
+                                             dispatch=0.1, timers=0.05, request=0.05, other=0.3),
+                      "sampled": shares(deserialization=0.25, row_factory=0.1, encode=0.1, framing=0.06,
+                                        dispatch=0.1, timers=0.05, request=0.04, other=0.3)},
            "artifacts": {"flamegraph": "a.svg"}}
     row["agreement_pts"] = report.agreement(row["shares"])
     row.update(kw)
@@ -246,11 +302,11 @@ def test_flamegraph_and_speedscope_are_well_formed(tmp_path):
     stacks = list(sampling.cpu_stacks(raw(
         f"thread (1): event_loop;{LOOP_HEAD};0x1 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);"
         f"0x2 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);_pf_row_factory ({INSTR}:1) 4\n",
-        "thread (2): MainThread;main (/a/b.py:1);f <&> (/a/b.py:2) 2\n",
+        "thread (2): MainThread;main (/a/b.py:1);f <&> {x} (/a/b.py:2) 2\n",
         f"thread (2): MainThread;_pf_wait ({INSTR}:1);Condition.wait ({PY}/threading.py:327) 9\n")))
     assert len(stacks) == 2  # the idle one is left out
     assert flame.normalize(stacks[0][0], stacks[0][2])[-2:] == [
-        ("[cassandra/connection.so]", "io"), ("_pf_row_factory (profiling/instrument.py)", "row_factory")]
+        ("[cassandra/connection.so]", "socket"), ("_pf_row_factory (profiling/instrument.py)", "row_factory")]
     flame.write_svg(str(tmp_path / "f.svg"), stacks, "t <1>")
     svg = ET.parse(tmp_path / "f.svg").getroot()
     assert svg.tag.endswith("svg") and "6 CPU samples" in ET.tostring(svg, encoding="unicode")
@@ -323,10 +379,27 @@ def test_recordings_without_markers_are_classified_by_module():
     assert not sampling.has_markers(stacks)
     s = sampling.Samples.of(stacks)
     assert s.by_module
-    assert s.counts() == {"deserialization": 4, "row_factory": 3, "encode": 2, "io": 0, "wait": 0, "other": 1}
+    assert s.counts() == shares(deserialization=4, row_factory=3, encode=2, other=1)
     # with markers in the recording, module names do not count
     marked = stacks + raw(f"thread (2): MainThread;_pf_wait ({INSTR}:1);busy (/a/b.py:1) 1\n")
     assert sampling.Samples.of(marked).counts()["deserialization"] == 0
+
+
+def test_recordings_without_markers_classify_the_drivers_python_frames():
+    io = "/x/cassandra/io/libevreactor.py"
+    cases = {
+        f"thread (1): event_loop;{LOOP_HEAD};SegmentCodec.decode_header (/x/cassandra/segment.py:190);"
+        "compute_crc24 (/x/cassandra/segment.py:50) 1": "framing",
+        f"thread (2): MainThread;main (/a/b.py:1);LibevConnection.create_timer ({io}:260);"
+        f"LibevLoop.add_timer ({io}:140) 1": "timers",
+        f"thread (1): event_loop;LibevLoop._loop_will_run ({io}:221);LibevLoop._update_timer ({io}:146) 1":
+            "timers",
+        f"thread (2): MainThread;main (/a/b.py:1);LibevConnection.push ({io}:390) 1": "request",
+        f"thread (1): event_loop;{LOOP_HEAD};Event.set ({PY}/threading.py:597) 1": "dispatch",
+        f"thread (1): event_loop;LibevConnection.handle_write ({io}:320) 1": "socket",
+    }
+    for line, category in cases.items():
+        assert sampling.classify(one(line), by_module=True) == category, line
 
 
 def test_a_run_that_cannot_connect_is_reported_failed(tmp_path, monkeypatch):
