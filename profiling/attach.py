@@ -82,15 +82,14 @@ def attach(pid: int, duration: float, out: str, rate: int, factory_names: list[s
     os.makedirs(out, exist_ok=True)
     name = f"attach-{pid}"
     raw = os.path.join(out, f"{name}.raw.txt")
-    watch = procfs.ThreadWatch(pid)
     try:
         spy = pyspy.PySpy(pid, raw, rate=rate, native=native, nonblocking=not native)
         spy.wait_sampling()
     except RuntimeError as exc:
-        watch.stop()
         message = str(exc)
         raise ServiceError(permission_hint(pid) if any(w in message for w in PERMISSION_WORDS)
                            else f"py-spy could not sample process {pid}: {message}") from exc
+    watch = procfs.ThreadWatch(pid)  # the kernel's clocks over the window py-spy samples
     t0 = time.monotonic()
     interrupted = ended = False
     print(f"[profiling] sampling process {pid} ({procfs.cmdline(pid)[:80]}) for {duration:g} s at {rate} Hz "
@@ -108,6 +107,7 @@ def attach(pid: int, duration: float, out: str, rate: int, factory_names: list[s
         signal.signal(signal.SIGINT, previous)
         watch.stop()
         wall = time.monotonic() - t0
+        print(f"[profiling] window ended after {wall:.1f} s; classifying the samples", flush=True)
         problem = spy.stop()
     row = base_row("attach", procfs.cmdline(pid) or f"pid {pid}")
     row.update(pid=pid, wall_s=wall, client_cpu_s=watch.process_ns() / 1e9, interrupted=interrupted or ended)

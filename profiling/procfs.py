@@ -52,7 +52,8 @@ def process_cpu_ns(pid: int) -> float:
 
 
 def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
-    """Per live thread, by OS thread id: its OS name, CPU ns (schedstat) and kernel part."""
+    """Per live thread, by OS thread id: its OS name, CPU ns (schedstat) and kernel part, and
+    the time it waited, runnable, for a core (schedstat's second field)."""
     out: dict[str, dict[str, Any]] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -62,14 +63,14 @@ def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
         base = f"/proc/{pid}/task/{tid}"
         try:
             with open(f"{base}/schedstat") as f:
-                ns = int(f.read().split()[0])
+                ns, queued = (int(v) for v in f.read().split()[:2])
             with open(f"{base}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             with open(f"{base}/comm") as f:
                 name = f.read().strip()
         except (OSError, ValueError, IndexError):
             continue  # the thread just ended
-        out[tid] = {"name": name, "ns": ns, "sys_ns": int(fields[12]) * _TICK_NS}
+        out[tid] = {"name": name, "ns": ns, "sys_ns": int(fields[12]) * _TICK_NS, "queued_ns": queued}
     return out
 
 
@@ -109,8 +110,7 @@ class ThreadWatch:
         out = {}
         for tid, t in self.last.items():
             first = self.start.get(tid, {}) if baseline else {}
-            out[tid] = {"name": t["name"], "ns": t["ns"] - first.get("ns", 0),
-                        "sys_ns": t["sys_ns"] - first.get("sys_ns", 0)}
+            out[tid] = {"name": t["name"], **{k: t[k] - first.get(k, 0) for k in ("ns", "sys_ns", "queued_ns")}}
         return out
 
     def process_ns(self) -> float:

@@ -45,6 +45,7 @@ def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dic
         if classified.factory:
             row["factory"], row["factory_ref"] = classified.factory, classified.factory_ref
     row["shares"]["sampled"] = samples.shares(threads, total_ns)
+    row["threads"] = threads
     row["agreement_pts"] = report.agreement(row["shares"])
     row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": rate, "counts": samples.counts(),
                       "by_markers": not samples.by_module}

@@ -3,8 +3,8 @@ whose cost is planted (:mod:`slow_factory`), for ``python -m profiling attach`` 
 
     python tests/profiling/service_standin.py --hosts 127.0.0.1 --keyspace KS --seconds 10
 
-Each round: one sync select, a few async selects, one sync insert and a few async inserts,
-every select returning ``--rows`` rows of 5 text columns through ``slow_tuple_factory``. It
+Each round: a sync select and insert, selects and inserts in flight together
+(``execute_concurrent``) and an async select waited on; every select returning ``--rows`` rows of 5 text columns through ``slow_tuple_factory``. It
 prints ``ready`` once connected and loaded; SIGUSR1 appends to ``--counters`` a JSON line
 with the factory's burned CPU so far and the process's CPU (both in ns), so a test can
 take the planted share over any window; SIGTERM or SIGINT ends it cleanly.
@@ -19,6 +19,7 @@ import threading
 import time
 
 from cassandra.cluster import Cluster
+from cassandra.concurrent import execute_concurrent
 
 import slow_factory
 
@@ -51,11 +52,12 @@ def main() -> int:
         n = 0
         while not stop.is_set() and time.monotonic() < deadline:
             session.execute(select, (n % 4,))
-            for future in [session.execute_async(select, (k % 4,)) for k in range(4)]:
-                future.result()
             session.execute(insert, (n % 16, n, *_values(n)))
-            for future in [session.execute_async(insert, (k % 16, n, *_values(k))) for k in range(3)]:
-                future.result()
+            batch = [(select, (k % 4,)) for k in range(8)] + [(insert, (k, n, *_values(k))) for k in range(4)]
+            for ok, result in execute_concurrent(session, batch, concurrency=8, raise_on_first_error=False):
+                if not ok:
+                    raise result
+            session.execute_async(select, (n % 4,)).result()
             n += 1
     finally:
         cluster.shutdown()
