@@ -20,6 +20,7 @@ import time
 
 from cassandra.cluster import Cluster
 from cassandra.concurrent import execute_concurrent
+from cassandra.query import named_tuple_factory
 
 import slow_factory
 
@@ -34,6 +35,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3600.0)
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--counters", help="file SIGUSR1 appends the counters to")
+    parser.add_argument("--named-tuples", action="store_true",
+                        help="the driver's named_tuple_factory instead of the planted cost")
     args = parser.parse_args()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -44,7 +47,7 @@ def main() -> int:
     session = cluster.connect()
     try:
         _load(session, args.keyspace, args.rows)
-        session.row_factory = slow_factory.slow_tuple_factory
+        session.row_factory = named_tuple_factory if args.named_tuples else slow_factory.slow_tuple_factory
         select = session.prepare(f"SELECT * FROM {args.keyspace}.items WHERE p = ?")
         insert = session.prepare(f"INSERT INTO {args.keyspace}.events (p, c, {_names()}) VALUES (?, ?, {_marks()})")
         print("ready", flush=True)
@@ -53,7 +56,7 @@ def main() -> int:
         while not stop.is_set() and time.monotonic() < deadline:
             session.execute(select, (n % 4,))
             session.execute(insert, (n % 16, n, *_values(n)))
-            batch = [(select, (k % 4,)) for k in range(8)] + [(insert, (k, n, *_values(k))) for k in range(4)]
+            batch = [(select, (k % 4,)) for k in range(24)] + [(insert, (k, n, *_values(k))) for k in range(8)]
             for ok, result in execute_concurrent(session, batch, concurrency=8, raise_on_first_error=False):
                 if not ok:
                     raise result

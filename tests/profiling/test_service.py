@@ -21,7 +21,7 @@ STANDIN = ROOT / "tests" / "profiling" / "service_standin.py"
 KEYSPACE = "pyfactories_service_test"
 #: CPU planted per row, and rows per select: the planted cost dwarfs each request's I/O, where
 #: the sampled method's known bias sits (a thread preempted where it wakes another still looks busy).
-PLANTED_NS_PER_ROW = 8_000
+PLANTED_NS_PER_ROW = 12_000
 ROWS = 200
 
 
