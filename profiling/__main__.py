@@ -89,6 +89,9 @@ def add_service_commands(sub: Any) -> None:
                             usage="python -m profiling record [options] -- COMMAND ...")
     record.add_argument("--no-instrument", action="store_true",
                         help="py-spy only: leave every Session of the program as it is")
+    record.add_argument("--cprofile", action="store_true",
+                        help="also cProfile the program's main thread (record.prof, for snakeviz); it slows "
+                             "that thread, so take the shares from a run without it")
     for parser in (attach, record):
         parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second (default 200)")
         parser.add_argument("--row-factory", action="append", metavar="NAME",

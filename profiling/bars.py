@@ -5,12 +5,14 @@ one bar per method, coloured by category as the flamegraphs are, and the run's m
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from .flame import COLORS
 from .instrument import CATEGORIES
 
 WIDTH, HEIGHT = 240, 9
+_CODE = re.compile(r"`([^`]+)`")
 FALLBACK_COLOR = "#999999"
 #: Row flags that make a run's figures less trustworthy, and what the mark says.
 MARKS = {"interrupted": "interrupted: stopped early, partial figures",
@@ -62,7 +64,8 @@ def advice_html(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         name = f"{row.get('workload', '')} {row.get('pattern', '')} {row.get('factory', '')}".strip()
         for a in row.get("advice", []):
-            items.append(f"<li>{html.escape(name) + ': ' if len(rows) > 1 else ''}{html.escape(a['text'])}</li>")
+            text = _CODE.sub(r"<code>\1</code>", html.escape(a["text"]))
+            items.append(f"<li>{html.escape(name) + ': ' if len(rows) > 1 else ''}{text}</li>")
     return f"<h2>Advice</h2><ul>{''.join(items)}</ul>" if items else ""
 
 

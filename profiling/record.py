@@ -14,7 +14,8 @@ Both methods, as for the harness's own runs:
   them; without, by :mod:`profiling.foreign`.
 
 The program's exit code is passed on; Ctrl-C reaches the program (same terminal), which
-ends as it would, and the reports are still written.
+ends as it would, and the reports are still written. ``--cprofile`` adds a ``.prof`` of the
+main thread (take the shares from a run without it: cProfile slows the thread it profiles).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ _pyfactories_record()
 ATTACH_TRIES = 15
 
 
-def _environment(folder: str, instrumented: bool) -> dict[str, str]:
+def _environment(folder: str, instrumented: bool, prof: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     with open(os.path.join(folder, "sitecustomize.py"), "w") as f:
         f.write(SITECUSTOMIZE)
@@ -62,6 +63,8 @@ def _environment(folder: str, instrumented: bool) -> dict[str, str]:
     env["PYFACTORIES_RECORD_HOOK"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recordhook.py")
     env["PYFACTORIES_RECORD_OUT"] = os.path.join(folder, "totals.json")
     env["PYFACTORIES_RECORD_INSTRUMENT"] = "1" if instrumented else "0"
+    if prof:
+        env["PYFACTORIES_RECORD_PROF"] = os.path.abspath(prof)
     return env
 
 
@@ -82,13 +85,14 @@ def _attach_spy(proc: subprocess.Popen[bytes], raw: str, rate: int) -> tuple[pys
 
 
 def record(command: list[str], out: str, rate: int, instrumented: bool, factory_names: list[str],
-           shown: str) -> int:
+           shown: str, cprofile: bool = False) -> int:
     if not command:
         raise ServiceError("no command: python -m profiling record [options] -- COMMAND ...")
     os.makedirs(out, exist_ok=True)
     raw = os.path.join(out, "record.raw.txt")
     with tempfile.TemporaryDirectory(prefix="pyfactories-record-") as folder:
-        env = _environment(folder, instrumented)
+        prof = os.path.join(out, "record.prof") if cprofile else None
+        env = _environment(folder, instrumented, prof)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         try:
@@ -114,6 +118,10 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
     row.update(exit_code=code, wall_s=wall, client_cpu_s=cpu_ns / 1e9, interrupted=code in (-2, 130))
     if instrumented:
         _add_instrumented(row, totals)
+    if prof and os.path.exists(prof):
+        row["artifacts"]["prof"] = os.path.basename(prof)
+        row["warnings"].append("cProfile ran in the main thread for the whole run: it slowed that thread, "
+                               "so the shares lean towards other; record without --cprofile for the shares")
     if spy is None or spy_problem or not os.path.exists(raw):
         row["warnings"].append(f"no py-spy samples: {spy_problem}")
     else:
@@ -179,4 +187,5 @@ def run_record(args: Any, shown: str) -> int:
     from .attach import short_names
 
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
-    return record(command, args.out, args.rate, not args.no_instrument, short_names(args.row_factory), shown)
+    return record(command, args.out, args.rate, not args.no_instrument, short_names(args.row_factory), shown,
+                  cprofile=args.cprofile)

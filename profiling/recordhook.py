@@ -17,6 +17,9 @@ program's ``PYTHONPATH`` (so the program's own modules are never shadowed), with
 * snapshots the clocks before each ``Cluster.shutdown`` and at exit (before the driver's own
   exit handlers stop its event loop) and writes the totals as JSON to
   ``$PYFACTORIES_RECORD_OUT``.
+
+With ``$PYFACTORIES_RECORD_PROF`` set (``record --cprofile``), cProfile also profiles the main
+thread to that file.
 """
 
 from __future__ import annotations
@@ -207,5 +210,22 @@ class _AfterClusterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         _patch(module)
 
 
+def _profile_main_thread(path: str) -> None:
+    """cProfile of the main thread from here to exit (Python functions only, the driver's
+    compiled code and its event-loop thread unseen), written to ``path``."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+
+    def dump() -> None:
+        profiler.disable()
+        profiler.dump_stats(path)
+
+    atexit.register(dump)  # registered first: runs last
+    profiler.enable()
+
+
+if os.environ.get("PYFACTORIES_RECORD_PROF"):
+    _profile_main_thread(os.environ["PYFACTORIES_RECORD_PROF"])
 if os.environ.get("PYFACTORIES_RECORD_INSTRUMENT", "1") == "1":
     sys.meta_path.insert(0, _AfterClusterImport())

@@ -173,19 +173,20 @@ def test_record_needs_a_command():
     assert done.returncode == 2 and "no command" in done.stderr
 
 
-def test_record_keeps_the_programs_own_sitecustomize_and_exit_code(tmp_path):
+def test_record_keeps_the_programs_own_sitecustomize_and_exit_code_and_writes_a_prof(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     marker = tmp_path / "ran"
     (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
     env = {**__import__("os").environ, "PYTHONPATH": str(site)}
-    done = subprocess.run([sys.executable, "-m", "profiling", "record", "--out", str(tmp_path / "out"), "--",
+    done = subprocess.run([sys.executable, "-m", "profiling", "record", "--cprofile", "--out", str(tmp_path / "out"), "--",
                            sys.executable, "-c", "import sys; sys.exit(3)"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 3, done.stdout + done.stderr
     assert marker.read_text() == "yes"
     (only,) = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert only["exit_code"] == 3 and any("no instrumented totals" in w for w in only["warnings"])
+    assert (tmp_path / "out" / only["artifacts"]["prof"]).stat().st_size > 0
 
 
 # -- index.html ---------------------------------------------------------------------------------------
