@@ -102,10 +102,12 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
         watch = procfs.ThreadWatch(proc.pid, period=0.05)
         spy, spy_problem = _attach_spy(proc, raw, rate)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program gets it and ends
+        terminate = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())  # passed on
         try:
             code = proc.wait()
         finally:
             signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGTERM, terminate)
         wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # py-spy is still running: the program only
         watch.stop()

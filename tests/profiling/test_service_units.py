@@ -213,3 +213,13 @@ def test_index_html_draws_each_methods_shares_as_a_stacked_bar_and_marks_runs(tm
     assert "<h2>Advice</h2>" in page and "cached_named_tuple_factory" in page
     markdown = Path(report.write_markdown(rows, str(tmp_path), {"command": "c"})).read_text()
     assert "## Advice" in markdown and "named_tuple_factory" in markdown
+
+
+def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
+    from profiling import service
+
+    ran = {"1": {"name": "event_loop", "ns": 1e9, "sys_ns": 0, "queued_ns": 0.5e9}}
+    assert service.overload_note(ran) is None
+    starved = {"1": {**ran["1"], "queued_ns": (service.OVERLOAD_RATIO + 1) * 1e9}}
+    note = service.overload_note(starved)
+    assert note and note.startswith("the machine is overloaded") and "waited 4.0 s" in note
