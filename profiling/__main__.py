@@ -1,7 +1,9 @@
-"""``python -m profiling run|list``: where does a Cassandra client's CPU go?
+"""``python -m profiling run|attach|record|list``: where does a Cassandra client's CPU go?
 
 ``run --default`` is the short set ``make profile`` runs; ``--pattern`` and
 ``--factory`` (repeatable) narrow it or choose any other combination.
+``attach --pid PID --duration S`` samples a running service; ``record -- COMMAND ...``
+runs your program and profiles it from start to exit.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import shlex
 import sys
 import time
+from typing import Any
 
 from . import client, factories
 from .patterns import PATTERNS
@@ -79,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "but py-spy then pauses the client for every sample (about half the throughput)")
     run.add_argument("--cprofile-ops", type=int, help="operations of the cProfile pass (default n/4)")
     run.add_argument("--out", help="output folder (default profiles/<timestamp>)")
+    add_service_commands(sub)
     return parser
 
 
@@ -93,6 +97,30 @@ def _timeout(text: str) -> float | None:
     if not seconds > 0 or seconds == float("inf"):
         raise argparse.ArgumentTypeError(f"a timeout must be a positive number of seconds, not {text!r}")
     return seconds
+
+
+def add_service_commands(sub: Any) -> None:
+    """``attach`` and ``record``: a program of your own, not the harness's patterns."""
+    attach = sub.add_parser("attach", help="sample a running process that uses the driver (py-spy, by PID)")
+    attach.add_argument("--pid", type=int, required=True, help="the process to sample")
+    attach.add_argument("--duration", type=float, required=True, help="seconds to sample")
+    attach.add_argument("--native", action="store_true",
+                        help="py-spy --native: the driver's compiled decoding shows (as deserialization), "
+                             "but py-spy pauses the service for every sample")
+    record = sub.add_parser("record", help="run COMMAND and profile its client CPU (instrumented + sampled)",
+                            usage="python -m profiling record [options] -- COMMAND ...")
+    record.add_argument("--no-instrument", action="store_true",
+                        help="py-spy only: leave every Session of the program as it is")
+    record.add_argument("--cprofile", action="store_true",
+                        help="also cProfile the program's main thread (record.prof, for snakeviz); it slows "
+                             "that thread, so take the shares from a run without it")
+    for parser in (attach, record):
+        parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second (default 200)")
+        parser.add_argument("--row-factory", action="append", metavar="NAME",
+                            help="the name of your own row factory if it does not end in 'factory' "
+                                 "(repeatable; module:function or a function name)")
+        parser.add_argument("--out", help="output folder (default profiles/<timestamp>)")
+    record.add_argument("command_line", nargs=argparse.REMAINDER, metavar="COMMAND ...")
 
 
 def options(args: argparse.Namespace, argv: list[str]) -> Options:
@@ -144,12 +172,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         list_choices()
         return 0
+    if args.command in ("attach", "record"):
+        return service_command(args, argv)
     try:
         opts = options(args, argv)
     except ValueError as exc:
         print(f"python -m profiling: error: {exc}", file=sys.stderr)
         return 2
     return run_session(opts)
+
+
+def service_command(args: argparse.Namespace, argv: list[str]) -> int:
+    from .attach import run_attach
+    from .record import run_record
+    from .service import ServiceError
+
+    args.out = args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}"
+    if args.rate < 1:
+        print("python -m profiling: error: --rate must be at least 1", file=sys.stderr)
+        return 2
+    shown = "python -m profiling " + shlex.join(argv)
+    try:
+        return (run_attach if args.command == "attach" else run_record)(args, shown)
+    except ServiceError as exc:
+        print(f"python -m profiling {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from . import bars
+from .advice import lines as advice_lines
 from .instrument import CATEGORIES
 from .overhead import METHOD as COST_METHOD
 from .overhead import describe as describe_cost
@@ -118,6 +120,9 @@ def write_markdown(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -
         f.write(f"# Client CPU profile\n\n`{meta['command']}`\n\n{_meta_line(meta)}\n\n")
         f.write(markdown(rows))
         f.write("\nInstrumentation's own cost:\n\n" + "".join(f"- {line}\n" for line in costs(rows)))
+        tips = advice_lines(rows)
+        if tips:
+            f.write("\n## Advice\n\n" + "".join(f"- {t}\n" for t in tips))
         f.write("\nMethods:\n\n" + "".join(f"- **{k}**: {v}.\n" for k, v in METHODS.items()))
     return path
 
@@ -160,7 +165,7 @@ Python 3.11) and none of the driver's compiled code; use them for call counts of
 
 def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> str:
     path = os.path.join(out, "index.html")
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER + ["files"])
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER + ["shares and files"])
     body = []
     for row in rows:
         a = row.get("artifacts", {})
@@ -169,7 +174,7 @@ def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> st
                           ("raw", "raw")) if k in a)
         cells = "".join(f"<td>{html.escape(c)}</td>" for c in _cells(row))
         warn = "".join(f'<div class="warn">{html.escape(w)}</div>' for w in row.get("warnings", []))
-        body.append(f"<tr>{cells}<td>{links}{warn}</td></tr>")
+        body.append(f'<tr class="{bars.row_class(row)}">{cells}<td>{bars.row_bars(row)}{links}{warn}</td></tr>')
     graphs = "".join(
         f'<h3>{html.escape(r["workload"])} {html.escape(r["pattern"])} {html.escape(r["factory"])}</h3>'
         f'<object data="{html.escape(r["artifacts"]["flamegraph"])}" type="image/svg+xml" width="100%">'
@@ -179,11 +184,12 @@ def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> st
         f.write(f"""<!doctype html><html><head><meta charset="utf-8"><title>Client CPU profile</title>
 <style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;font-size:13px}}
 td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td:nth-child(-n+3){{text-align:left}}
-.warn{{color:#a33;font-size:11px;text-align:left}} code{{background:#f4f4f4}}</style></head><body>
+.warn{{color:#a33;font-size:11px;text-align:left}} code{{background:#f4f4f4}} {bars.STYLE}</style></head><body>
 <h1>Where does the client's CPU go?</h1>
 <p><code>{html.escape(meta['command'])}</code><br>{html.escape(_meta_line(meta))}</p>
-<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND)}.</p>
+{bars.legend()}<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND)}.</p>
 <h2>Instrumentation's own cost</h2><ul>{''.join(f"<li>{html.escape(c)}</li>" for c in costs(rows))}</ul>
+{bars.advice_html(rows)}
 <h2>Methods</h2><ul>{methods}</ul>{READING}
 <p>speedscope files open at <a href="https://www.speedscope.app">speedscope.app</a>;
 <code>snakeviz FILE.prof</code> opens a cProfile file; <code>summary.json</code> has every figure.</p>

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import instrument, pyspy, report, sampling
+from . import advice, instrument, pyspy, report, sampling
 from .child import PREFIX
 from .cluster import connect, reach
 from .flame import write_speedscope, write_svg
@@ -358,6 +358,7 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
                         f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
             "instrumentation": "on" if opts.instrumentation else "off",
             "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off"}
+    advice.annotate(rows)
     paths = [report.write_json(rows, opts.out), report.write_markdown(rows, opts.out, meta),
              report.write_html(rows, opts.out, meta)]
     print("\n" + report.table(rows))
@@ -365,6 +366,8 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         for w in row.get("warnings", []):
             print(f"  {row['workload']} {row['pattern']} {row['factory']}: {w}")
+    if advice.lines(rows):
+        print("\nadvice:\n" + "\n".join(f"  - {t}" for t in advice.lines(rows)))
     print("\n" + "\n".join(f"[profiling] wrote {p}" for p in paths))
     print(f"[profiling] open {os.path.abspath(paths[-1])}", flush=True)
 

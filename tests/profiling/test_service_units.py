@@ -1,0 +1,225 @@
+"""attach/record without a node: the advice rules, the classification of foreign stacks,
+the error cases of ``attach``, the sitecustomize chain of ``record``, and index.html's bars."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from profiling import advice, bars, foreign, report
+from profiling.flame import COLORS
+from profiling.instrument import CATEGORIES
+from profiling.sampling import Stack
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shares(**given):
+    out = dict.fromkeys(CATEGORIES, 0.0)
+    out.update(given)
+    out["other"] += 1 - sum(out.values())
+    return out
+
+
+def row(factory="named_tuple", wall=1.0, cpu=1.0, **given):
+    return {"pattern": "p", "workload": "read", "factory": factory, "wall_s": wall, "client_cpu_s": cpu,
+            "shares": {"instrumented": shares(**given), "sampled": None}}
+
+
+def by_category(r, **kw):
+    return {a.category: a for a in advice.for_row(r, **kw)}
+
+
+def test_row_factory_advice_uses_the_cost_ratio_measured_in_the_process():
+    r = row(factory="slow_tuple_factory", row_factory=0.4)
+    r["factory_costs"] = {"rows": 50, "columns": 7, "current_ns": 2000.0,
+                          "replacement_ns": {"cached_named_tuple_factory": 500.0}}
+    a = by_category(r)["row_factory"]
+    assert a.expected_pts == pytest.approx(0.4 * (1 - 500 / 2000) * 100)
+    assert "cached_named_tuple_factory" in a.text and "slow_tuple_factory" in a.text
+    assert not a.upper_bound and "measured in the profiled process" in a.basis
+
+
+def test_row_factory_advice_for_a_registered_factory_measures_the_ratio_here():
+    a = by_category(row(factory="named_tuple", row_factory=0.3))["row_factory"]
+    ratio = 1 - a.expected_pts / 30
+    assert 0 < ratio < 1  # the compiled factory is cheaper, and not free
+    assert f"{ratio:.2f}x" in a.basis and "measured here" in a.basis
+
+
+def test_a_dict_factory_is_replaced_by_ours_of_the_same_row_kind():
+    a = by_category(row(factory="dict", row_factory=0.3))["row_factory"]
+    assert "pyfactories.dict_factory" in a.change
+
+
+def test_a_factory_seen_only_from_outside_gives_an_upper_bound():
+    a = by_category(row(factory="my_rows (app/rows.py)", row_factory=0.25))["row_factory"]
+    assert a.upper_bound and a.expected_pts == pytest.approx(25)
+    assert "up to -25 points" in a.text and "`record` measures it" in a.text
+
+
+@pytest.mark.parametrize("factory", ["cached_named_tuple", "pf_dict", "fastpath_named"])
+def test_no_row_factory_advice_for_ours_already(factory):
+    assert "row_factory" not in by_category(row(factory=factory, row_factory=0.3))
+
+
+def test_small_shares_get_no_advice():
+    assert advice.for_row(row(row_factory=0.02, deserialization=0.03)) == []
+
+
+def test_fastpath_advice_from_the_recorded_decode_benchmark(tmp_path):
+    results = tmp_path / "results.json"
+    case = lambda ident, rows, cols, fast: {"id": ident, "rows": rows, "cols": cols, "results": {  # noqa: E731
+        "tuple": {"ns_per_row": 1000.0}, "fastpath_named": {"ns_per_row": fast}}}
+    results.write_text(json.dumps({"decode": {"cases": [case("small", 1, 10, 400.0), case("page", 200, 10, 100.0)]}}))
+    a = by_category(row(deserialization=0.3), results_path=str(results))["deserialization"]
+    assert a.expected_pts == pytest.approx(0.3 * (1 - 400 / 1000) * 100)  # 10 rows: nearer 1 than 200
+    assert "fastpath.enable(session" in a.change and "fixture small" in a.basis
+    r = row(deserialization=0.3)
+    r["shape"] = [150, 10]
+    assert by_category(r, results_path=str(results))["deserialization"].expected_pts == pytest.approx(0.3 * 0.9 * 100)
+
+
+def test_fastpath_advice_without_results_says_it_is_not_measured(tmp_path):
+    a = by_category(row(deserialization=0.3), results_path=str(tmp_path / "none.json"))["deserialization"]
+    assert a.expected_pts is None and "saving not measured" in a.text
+
+
+def test_no_fastpath_advice_when_it_is_in_use():
+    assert "deserialization" not in by_category(row(factory="fastpath_named", deserialization=0.4))
+
+
+def test_a_client_mostly_waiting_is_told_first():
+    first = advice.for_row(row(wall=10.0, cpu=2.0, row_factory=0.3))[0]
+    assert first.category == "waiting" and "0.20 of a core" in first.text
+    assert all(a.category != "waiting" for a in advice.for_row(row(wall=1.0, cpu=0.9, row_factory=0.3)))
+
+
+def test_annotate_puts_the_texts_in_the_rows():
+    rows = [row(row_factory=0.3), {**row(), "failed": "boom"}]
+    advice.annotate(rows)
+    assert rows[0]["advice"][0]["text"].startswith("row factory `named_tuple_factory`: 30% of client CPU")
+    assert rows[1]["advice"] == []
+
+
+# -- classification of a process without markers ---------------------------------------------
+
+LOOP = ["_run_loop (/venv/cassandra/io/libevreactor.py:104)", "handle_read (/venv/cassandra/io/libevreactor.py:370)"]
+
+
+def stack(frames, thread="event_loop"):
+    return Stack(None, "7", thread, frames, 1)
+
+
+def test_a_python_function_the_driver_calls_is_a_row_factory_by_its_name():
+    rule = foreign.FactoryRule()
+    inside = stack(LOOP + ["slow_tuple_factory (/app/rows.py:20)", "burn (/app/rows.py:10)"])
+    assert foreign.classify(inside, rule) == "row_factory"
+    assert foreign.classify(stack(LOOP + ["on_rows (/app/rows.py:20)"]), rule) != "row_factory"
+    named = foreign.FactoryRule(foreign.KNOWN_FACTORIES | {"on_rows"})
+    assert foreign.classify(stack(LOOP + ["on_rows (/app/rows.py:20)"]), named) == "row_factory"
+
+
+def test_a_factory_the_user_calls_is_not_the_drivers_row_factory():
+    own = stack(["<module> (/app/main.py:3)", "build_factory (/app/main.py:9)"], thread="MainThread")
+    assert foreign.classify(own, foreign.FactoryRule()) == "other"
+
+
+def test_namedtuple_called_by_the_driver_is_its_named_tuple_factory():
+    frames = LOOP + ["namedtuple (/usr/lib/python3.11/collections/__init__.py:400)"]
+    found = foreign.classify_all([stack(frames)], foreign.FactoryRule())
+    assert found.samples.counts()["row_factory"] == 1 and found.factory_ref == "named_tuple"
+
+
+def test_the_flamegraph_colours_the_factory_and_what_it_calls():
+    frames = LOOP + ["slow_tuple_factory (/app/rows.py:20)", "burn (/app/rows.py:10)"]
+    ((_f, _count, cats),) = foreign.cpu_stacks([stack(frames)], foreign.FactoryRule())
+    assert cats[-2:] == ["row_factory", "row_factory"] and cats[0] == "io"
+
+
+# -- attach's and record's errors -----------------------------------------------------------------
+
+def attach(*args):
+    return subprocess.run([sys.executable, "-m", "profiling", "attach", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_attach_to_a_pid_that_does_not_exist():
+    done = attach("--pid", "4194304", "--duration", "1")
+    assert done.returncode == 2 and "no process with PID 4194304" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("program", [[sys.executable, "-c", "import time; time.sleep(60)"], ["sleep", "60"]])
+def test_attach_to_a_process_without_the_driver(program, tmp_path):
+    proc = subprocess.Popen(program)
+    try:
+        time.sleep(0.5)
+        done = attach("--pid", str(proc.pid), "--duration", "1", "--out", str(tmp_path))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"process {proc.pid}" in done.stderr and "Traceback" not in done.stderr
+    assert "does not use the Cassandra driver" in done.stderr or "not a Python process" in done.stderr
+
+
+def test_record_needs_a_command():
+    done = subprocess.run([sys.executable, "-m", "profiling", "record", "--"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "no command" in done.stderr
+
+
+def test_record_keeps_the_programs_own_sitecustomize_and_exit_code_and_writes_a_prof(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "ran"
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "profiling", "record", "--cprofile", "--out", str(tmp_path / "out"), "--",
+                           sys.executable, "-c", "import sys; sys.exit(3)"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert marker.read_text() == "yes"
+    (only,) = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert only["exit_code"] == 3 and any("no instrumented totals" in w for w in only["warnings"])
+    assert (tmp_path / "out" / only["artifacts"]["prof"]).stat().st_size > 0
+
+
+# -- index.html ---------------------------------------------------------------------------------------
+
+def html_row(factory, **flags):
+    r = {"pattern": "sync", "workload": "read", "factory": factory, "ops": 10, "errors": 0,
+         "throughput_ops_s": 5.0, "cpu_us_per_op": 3.0, "warnings": [], "artifacts": {},
+         "shares": {"instrumented": shares(row_factory=0.5, io=0.25), "sampled": shares(row_factory=0.4)}}
+    return {**r, **flags}
+
+
+def test_index_html_draws_each_methods_shares_as_a_stacked_bar_and_marks_runs(tmp_path):
+    rows = [html_row("tuple"), html_row("named_tuple", interrupted=True), html_row("dict", noisy=True)]
+    advice.annotate(rows)
+    page = Path(report.write_html(rows, str(tmp_path), {"command": "c"})).read_text()
+    assert "<script" not in page
+    assert page.count('<svg class="bar"') == 6  # two methods per run
+    first = page.split('<svg class="bar"')[1].split("</svg>")[0]
+    widths = {c: float(first.split(f'fill="{COLORS[c]}"')[0].rsplit('width="', 1)[1].split('"')[0])
+              for c in ("row_factory", "io")}
+    assert widths == {"row_factory": pytest.approx(bars.WIDTH * 0.5), "io": pytest.approx(bars.WIDTH * 0.25)}
+    assert page.count(bars.MARKS["interrupted"]) == 1 and page.count(bars.MARKS["noisy"]) == 1
+    assert '<tr class="interrupted">' in page and '<tr class="noisy">' in page and '<tr class="">' in page
+    assert "<h2>Advice</h2>" in page and "cached_named_tuple_factory" in page
+    markdown = Path(report.write_markdown(rows, str(tmp_path), {"command": "c"})).read_text()
+    assert "## Advice" in markdown and "named_tuple_factory" in markdown
+
+
+def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
+    from profiling import service
+
+    ran = {"1": {"name": "event_loop", "ns": 1e9, "sys_ns": 0, "queued_ns": 0.5e9}}
+    assert service.overload_note(ran) is None
+    starved = {"1": {**ran["1"], "queued_ns": (service.OVERLOAD_RATIO + 1) * 1e9}}
+    note = service.overload_note(starved)
+    assert note and note.startswith("the machine is overloaded") and "waited 4.0 s" in note
