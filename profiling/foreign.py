@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from . import sampling
-from .instrument import LOOP_THREAD_NAMES
 from .factories import FACTORIES, resolve
 from .sampling import Frame, Samples, Stack, parse_frame
 
@@ -126,20 +125,12 @@ class Classified:
 
 
 def classify_all(stacks: Iterable[Stack], rule: FactoryRule) -> Classified:
-    out = Classified(Samples(collections.defaultdict(collections.Counter), {}, by_module=True))
-    samples = out.samples
+    stacks = list(stacks)
+    out = Classified(Samples.of(stacks, lambda stack: classify(stack, rule)))
     for stack in stacks:
-        category = classify(stack, rule)
-        if category is None:
-            samples.idle += stack.count
-            continue
         frames = [parse_frame(f) for f in stack.frames]
-        samples.by_thread[stack.tid][category] += stack.count
-        samples.names[stack.tid] = stack.thread
-        if sampling.in_syscall(frames):
-            samples.in_kernel[stack.tid][category] += stack.count
         k = rule.position(frames)
-        if k is not None:
+        if k is not None and not sampling.is_idle(frames):
             out.factories[rule.name(frames[k])] += stack.count
             out.refs[rule.name(frames[k])] = rule.ref(frames[k])
     return out
@@ -157,5 +148,5 @@ def cpu_stacks(stacks: list[Stack], rule: FactoryRule) -> Iterator[tuple[list[st
         k = rule.position(frames)
         if k is not None:
             cats = cats[:k] + ["row_factory"] * (len(cats) - k)
-        base = "io" if stack.thread in LOOP_THREAD_NAMES else "other"
+        base = sampling.base_category(stack.thread)
         yield [f"thread: {stack.thread or '?'}", *stack.frames], stack.count, [base, *cats]

@@ -37,7 +37,7 @@ import collections
 import linecache
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
@@ -262,7 +262,7 @@ def classify(stack: Stack, by_module: bool = False) -> str | None:
         category = rule(frame)
         if category:
             return category
-    return _base(stack.thread)
+    return base_category(stack.thread)
 
 
 def has_markers(stacks: Iterable[Stack]) -> bool:
@@ -272,7 +272,7 @@ def has_markers(stacks: Iterable[Stack]) -> bool:
 def frame_categories(stack: Stack, by_module: bool = False) -> list[str]:
     """The category of each frame's path: the thread's until a marker, then the marker's."""
     rule = _by_module if by_module else _marker
-    current = _base(stack.thread)
+    current = base_category(stack.thread)
     out = []
     for text in stack.frames:
         current = rule(parse_frame(text)) or current
@@ -280,7 +280,8 @@ def frame_categories(stack: Stack, by_module: bool = False) -> list[str]:
     return out
 
 
-def _base(thread_name: str) -> str:
+def base_category(thread_name: str) -> str:
+    """A thread's category outside every region: the event loop's own work, or other."""
     return "socket" if thread_name in LOOP_THREAD_NAMES else "other"
 
 
@@ -303,13 +304,14 @@ class Samples:
     seen: collections.Counter[str] = field(default_factory=collections.Counter)
 
     @classmethod
-    def of(cls, stacks: list[Stack]) -> "Samples":
-        """Classified by markers, or by module if the recording has none."""
-        by_module = not has_markers(stacks)
+    def of(cls, stacks: list[Stack], rule: Callable[[Stack], str | None] | None = None) -> "Samples":
+        """Classified by markers, or by module if the recording has none, or by ``rule``
+        (a stack's category, None for an idle one) when given."""
+        by_module = rule is not None or not has_markers(stacks)
         out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
         for stack in stacks:
             out.seen[stack.tid] += stack.count
-            category = classify(stack, by_module)
+            category = rule(stack) if rule else classify(stack, by_module)
             if category is None:
                 out.idle += stack.count
                 continue
@@ -358,7 +360,7 @@ class Samples:
             kernel = min(cpu, max(0.0, float(t.get("sys_ns", 0))))
             for k, v in self._kernel_split(tid, t["name"], kernel, wall_ns).items():
                 ns[k] += v
-            _spread(ns, cpu - kernel, self._user_counts(tid), _base(t["name"]))
+            _spread(ns, cpu - kernel, self._user_counts(tid), base_category(t["name"]))
         rest: collections.Counter[str] = collections.Counter()
         for tid, c in self.by_thread.items():
             if tid not in threads:
@@ -433,5 +435,5 @@ def cpu_stacks(stacks: list[Stack]) -> Iterator[tuple[list[str], int, list[str]]
             continue
         process = [stack.process] if stack.process else []
         frames = process + [f"thread: {stack.thread or '?'}"] + stack.frames
-        cats = ["other"] * len(process) + [_base(stack.thread)] + frame_categories(stack, by_module)
+        cats = ["other"] * len(process) + [base_category(stack.thread)] + frame_categories(stack, by_module)
         yield frames, stack.count, cats

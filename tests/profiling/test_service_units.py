@@ -137,7 +137,7 @@ def test_namedtuple_called_by_the_driver_is_its_named_tuple_factory():
 def test_the_flamegraph_colours_the_factory_and_what_it_calls():
     frames = LOOP + ["slow_tuple_factory (/app/rows.py:20)", "burn (/app/rows.py:10)"]
     ((_f, _count, cats),) = foreign.cpu_stacks([stack(frames)], foreign.FactoryRule())
-    assert cats[-2:] == ["row_factory", "row_factory"] and cats[0] == "io"
+    assert cats[-2:] == ["row_factory", "row_factory"] and cats[0] == "socket"
 
 
 # -- attach's and record's errors -----------------------------------------------------------------
@@ -206,8 +206,8 @@ def test_index_html_draws_each_methods_shares_as_a_stacked_bar_and_marks_runs(tm
     assert page.count('<svg class="bar"') == 6  # two methods per run
     first = page.split('<svg class="bar"')[1].split("</svg>")[0]
     widths = {c: float(first.split(f'fill="{COLORS[c]}"')[0].rsplit('width="', 1)[1].split('"')[0])
-              for c in ("row_factory", "io")}
-    assert widths == {"row_factory": pytest.approx(bars.WIDTH * 0.5), "io": pytest.approx(bars.WIDTH * 0.25)}
+              for c in ("row_factory", "socket")}
+    assert widths == {"row_factory": pytest.approx(bars.WIDTH * 0.5), "socket": pytest.approx(bars.WIDTH * 0.25)}
     assert page.count(bars.MARKS["interrupted"]) == 1 and page.count(bars.MARKS["noisy"]) == 1
     assert '<tr class="interrupted">' in page and '<tr class="noisy">' in page and '<tr class="">' in page
     assert "<h2>Advice</h2>" in page and "cached_named_tuple_factory" in page
