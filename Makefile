@@ -13,7 +13,10 @@ DEPS := $(VENV)/.deps-installed
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
 PATTERN ?=
 FACTORY ?=
+REPEAT ?= 3
 PROFILE_ARGS ?=
+# Options of `make bench`, e.g. BENCH_ARGS="--server-pid 1234" for a node on this machine it did not start
+BENCH_ARGS ?=
 NODES ?= 3
 
 # `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
@@ -65,13 +68,13 @@ test-integration: build
 	$(PY) -m pytest -m "integration and not matrix"
 
 profile: build
-	$(PY) -m profiling run --default $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
+	$(PY) -m profiling run --default --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
 
 bench: build
-	$(PY) -m benchmarks.run --size full
+	$(PY) -m benchmarks.run --size full $(BENCH_ARGS)
 
 bench-quick: build
-	$(PY) -m benchmarks.run --size quick
+	$(PY) -m benchmarks.run --size quick $(BENCH_ARGS)
 
 cassandra-fetch: $(DEPS)
 	$(PY) -m profiling.node fetch

@@ -95,7 +95,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         row[k] = statistics.median(values)
         row.setdefault("spread", {})[k] = [min(values), max(values)]
     low, high = row["spread"]["cpu_us_per_op"]
-    row["noisy"] = len(ok) > 1 and low > 0 and high / low - 1 > NOISY_SPREAD
+    row["noisy"] = len(ok) > 1 and low > 0 and high > low * (1 + NOISY_SPREAD)
     row["interrupted"] = any(r.get("interrupted") for r in runs)
     row["warnings"] = _warnings(runs)
     artifacts = dict(middle.get("artifacts", {}))

@@ -47,9 +47,12 @@ class Warmup:
         return asdict(self)
 
     def describe(self) -> str:
-        first, last = (f"{self.rates[0]:.0f}", f"{self.rates[-1]:.0f}") if self.rates else ("-", "-")
-        state = "steady" if self.steady else f"not steady within {self.seconds:.0f} s (measuring anyway)"
-        return (f"{self.seconds:.1f} s, {len(self.rates)} windows, {first} -> {last} requests/s, {state}")
+        if not self.rates:
+            return f"{self.seconds:.1f} s, no windows"
+        last = statistics.median(self.rates[-STEADY_WINDOWS:])
+        state = "no longer climbing" if self.steady else f"still climbing after {self.seconds:.0f} s (measuring anyway)"
+        return (f"{self.seconds:.1f} s, {len(self.rates)} windows: {self.rates[0]:.0f} requests/s in the first, "
+                f"{last:.0f} (median) in the last {min(STEADY_WINDOWS, len(self.rates))}, {state}")
 
 
 def steady(rates: list[float], windows: int = STEADY_WINDOWS, tolerance: float = STEADY_TOLERANCE) -> bool:
