@@ -130,8 +130,10 @@ class Harness:
             for n, (repeat, (kind, pattern, factory)) in enumerate(order, 1):
                 if self.stopping:
                     break
-                if kind not in self.warmups:
-                    self.warm_node(kind)
+                if kind not in self.warmups:  # the node, once per workload, before its first run
+                    self.warmups[kind] = warmup.session_warm_up(self.opts, kind, lambda: self.stopping)
+                    if self.stopping:  # Ctrl-C during the warm-up
+                        break
                 label = "" if self.opts.repeat == 1 and repeat == 1 else (
                     " (warm-up check: the first run again)" if repeat == repeats.CHECK
                     else f" (repeat {repeat}/{self.opts.repeat})")
@@ -152,25 +154,6 @@ class Harness:
             signal.signal(signal.SIGINT, previous)
             self._kill()
         return self.rows
-
-    def warm_node(self, kind: str) -> None:
-        """Load the node with this workload's requests until its throughput holds steady
-        (``profiling.warmup``), before the workload's first measured run."""
-        o = self.opts
-        if o.warmup_s <= 0:
-            self.warmups[kind] = {"skipped": True}
-            return
-        print(f"[profiling] warming the node up with {kind}s: at least {o.warmup_s:g} s, until its "
-              f"throughput stops climbing (at most {o.warmup_max_s:g} s)", flush=True)
-        try:
-            done = warmup.warm_node(o, o.workload(kind), o.warmup_s, max(o.warmup_s, o.warmup_max_s),
-                                    cancelled=lambda: self.stopping)
-        except Exception as exc:  # the runs will meet the same problem and report it as theirs
-            print(f"  warm-up failed: {type(exc).__name__}: {exc}", flush=True)
-            self.warmups[kind] = {"failed": f"{type(exc).__name__}: {exc}"}
-            return
-        print(f"  {done.describe()}", flush=True)
-        self.warmups[kind] = done.record()
 
     def run_one(self, kind: str, pattern: str, factory: str, repeat: int | str = 1) -> dict[str, Any]:
         o = self.opts

@@ -134,6 +134,23 @@ def warm_node(settings: Any, workload: Any, min_s: float, max_s: float,
         cluster.shutdown()
 
 
+def session_warm_up(opts: Any, kind: str, cancelled: Callable[[], bool]) -> dict[str, Any]:
+    """The profiler's node warm-up before the first run of workload ``kind`` (``runner.Options``:
+    ``warmup_s`` at least, ``warmup_max_s`` at most), said as it goes; what it did, for the rows."""
+    if opts.warmup_s <= 0:
+        return {"skipped": True}
+    print(f"[profiling] warming the node up with {kind}s: at least {opts.warmup_s:g} s, until its "
+          f"throughput stops climbing (at most {max(opts.warmup_s, opts.warmup_max_s):g} s)", flush=True)
+    try:
+        done = warm_node(opts, opts.workload(kind), opts.warmup_s, max(opts.warmup_s, opts.warmup_max_s),
+                         cancelled=cancelled)
+    except Exception as exc:  # the runs will meet the same problem and report it as theirs
+        print(f"  warm-up failed: {type(exc).__name__}: {exc}", flush=True)
+        return {"failed": f"{type(exc).__name__}: {exc}"}
+    print(f"  {done.describe()}", flush=True)
+    return done.record()
+
+
 def warm_client(client: Any, spec: Any) -> None:
     """The run's own pattern over ``spec.warmup`` operations (not measured: the measurement takes its
     clocks after this), so its code path, connections and caches are warm when it starts."""

@@ -167,3 +167,16 @@ def test_repeat_and_warm_up_options():
 def test_bad_repeat_and_warm_up_options_are_refused(argv, message, capsys):
     assert main(["run", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_session_warm_up_can_be_skipped_and_its_failure_is_reported(monkeypatch, capsys):
+    o = _opts("--node-warmup", "0")
+    assert warmup.session_warm_up(o, "read", lambda: False) == {"skipped": True}
+
+    def unreachable(*_args, **_kw):
+        raise OSError("no route to host")
+
+    monkeypatch.setattr(warmup, "warm_node", unreachable)
+    o = _opts("--node-warmup", "2")
+    assert warmup.session_warm_up(o, "write", lambda: False) == {"failed": "OSError: no route to host"}
+    assert "warm-up failed: OSError: no route to host" in capsys.readouterr().out
