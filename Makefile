@@ -13,7 +13,9 @@ DEPS := $(VENV)/.deps-installed
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
 PATTERN ?=
 FACTORY ?=
+# three runs of each combination, round-robin, of 5,000 operations each: the default set in minutes
 REPEAT ?= 3
+PROFILE_OPS ?= 5000
 PROFILE_ARGS ?=
 # Options of `make bench`, e.g. BENCH_ARGS="--server-pid 1234" for a node on this machine it did not start
 BENCH_ARGS ?=
@@ -68,7 +70,7 @@ test-integration: build
 	$(PY) -m pytest -m "integration and not matrix"
 
 profile: build
-	$(PY) -m profiling run --default --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
+	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
 
 bench: build
 	$(PY) -m benchmarks.run --size full $(BENCH_ARGS)

@@ -192,7 +192,7 @@ def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any
         finally:
             cluster.shutdown()
     finally:
-        unpin(pinned)
+        unpin(pinned, pids=[os.getpid(), *servers])
     section = {
         "depth": THIS.key,
         "config": {**spec, "factories": factories},
