@@ -46,7 +46,7 @@ from typing import Any, Iterator, Sequence
 
 from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
-from profiling.warmup import load_windows, until_stable
+from profiling.warmup import IN_FLIGHT, warm_with
 
 from . import chart, cli, dataset, depths, reference, targets
 from .e2e_workloads import WORKLOADS, Runner, Workload, _params  # noqa: F401 (the depth's vocabulary)
@@ -75,7 +75,8 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
     warmed = None
     if warmup_s > 0:  # the node first, with this workload's queries, until its throughput stops climbing
         choices[0].apply(session)
-        warmed = until_stable(load_windows(session, runner.request), warmup_s, max(warmup_s, WARMUP_MAX_S))
+        warmed = warm_with(session, runner.request, warmup_s, max(warmup_s, WARMUP_MAX_S),
+                           in_flight=min(IN_FLIGHT, max(8, w.in_flight)))
         say(f"  {w.id}: node warm-up {warmed.describe()}")
     # then every factory once (fills caches, prepares, settles the connection)
     warm = max(WARMUP_QUERIES, w.in_flight)

@@ -6,10 +6,10 @@ paths as they get hot; its first minutes also flush and compact. Whatever is mea
 pays for that: on a fresh node the first combination of a profile read about 1.8x the CPU per
 operation of the next one, and the first factory of an end-to-end round looked cheaper than
 ``tuple_factory``. So the profiler (once per workload, before its first run) and the end-to-end
-benchmark (per workload, before its rounds) first load the node in windows of half a second and
-stop when throughput has stopped climbing (:func:`until_stable`), after a minimum time and
-before a maximum one. A node that is already warm settles at once, so the phase then costs about
-its minimum time.
+benchmark (per workload, before its rounds) first put a steady load of the workload's own requests
+on the node (:func:`warm_with`), count its throughput in windows of half a second and stop when it
+has stopped climbing (:func:`until_stable`), after a minimum time and before a maximum one. A node
+that is already warm settles at once, so the phase then costs about its minimum time.
 
 Each run's child process also warms its own client (:func:`warm_client`): connections, prepared
 statements, the driver's caches and the pattern's own code path (threads, callbacks, waits) run
@@ -31,7 +31,7 @@ from typing import Any, Callable
 WINDOW_S = 0.5
 STEADY_WINDOWS = 3
 STEADY_TOLERANCE = 0.05
-#: Requests the warm-up keeps in flight (callback chains).
+#: Requests the warm-up keeps in flight (callback chains), at most.
 IN_FLIGHT = 64
 
 
@@ -86,31 +86,33 @@ def until_stable(window: Callable[[float], int], min_s: float, max_s: float, win
             return Warmup(rates, elapsed, settled)
 
 
-def load_windows(session: Any, request: Callable[[int], Any], in_flight: int = IN_FLIGHT
-                 ) -> Callable[[float], int]:
-    """A ``window(seconds)`` for :func:`until_stable`: callback chains of ``request(i)`` for about that
-    long (``i`` counting on across windows). Raises when every request of a window failed."""
+def warm_with(session: Any, request: Callable[[int], Any], min_s: float, max_s: float,
+              cancelled: Callable[[], bool] = lambda: False, in_flight: int = IN_FLIGHT) -> Warmup:
+    """:func:`until_stable` over a steady load: ``in_flight`` callback chains of ``request(i)`` (``i``
+    counting up) run on a thread of their own for the whole phase, and each window counts the requests
+    completed in it (no draining between windows). Raises when every request of a window failed."""
     from .patterns import PATTERNS, Context
 
-    body = PATTERNS["callback_full_pipeline"].body
-    next_op = 0
+    ctx = Context(session, request, concurrency=in_flight)
+    load = threading.Thread(target=PATTERNS["callback_full_pipeline"].body, args=(ctx, range(10**15)),
+                            name="warm-up load", daemon=True)
+    seen = {"ok": 0, "errors": 0}
 
     def window(seconds: float) -> int:
-        nonlocal next_op
-        ctx = Context(session, request, concurrency=in_flight, timeout=max(60.0, 10 * seconds))
-        timer = threading.Timer(seconds, ctx.stop.set)
-        timer.start()
-        try:
-            body(ctx, range(next_op, next_op + 10**9))
-        finally:
-            timer.cancel()
-        tally = ctx.tally
-        next_op += tally.ok + tally.errors
-        if tally.errors and not tally.ok:
-            raise RuntimeError(f"warm-up: all {tally.errors} requests failed, the first with {tally.first_error}")
-        return tally.ok
+        time.sleep(seconds)
+        ok, errors = ctx.tally.ok - seen["ok"], ctx.tally.errors - seen["errors"]
+        seen.update(ok=ctx.tally.ok, errors=ctx.tally.errors)
+        if errors and not ok:
+            raise RuntimeError(f"warm-up: all {errors} requests of a window failed, the first with "
+                               f"{ctx.tally.first_error}")
+        return ok
 
-    return window
+    load.start()
+    try:
+        return until_stable(window, min_s, max_s, cancelled=cancelled)
+    finally:
+        ctx.stop.set()  # the chains stop issuing; those in flight finish
+        load.join(60)
 
 
 def warm_node(settings: Any, workload: Any, min_s: float, max_s: float,
@@ -129,7 +131,7 @@ def warm_node(settings: Any, workload: Any, min_s: float, max_s: float,
     cluster, session = connect(settings.contact(), **options)
     try:
         request = workload.requests(session, lambda bind: bind)
-        return until_stable(load_windows(session, request), min_s, max_s, cancelled=cancelled)
+        return warm_with(session, request, min_s, max_s, cancelled)
     finally:
         cluster.shutdown()
 
