@@ -35,10 +35,10 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 	wheel wheels pythons sdist typecheck clean
 
 help:
-	@echo "make profile     build, start the local Cassandra, profile the default patterns, write flamegraphs"
+	@echo "make profile     build, start the local Cassandra, profile the default patterns (3 repeats), write flamegraphs"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
-	@echo "make bench       benchmarks at three depths (about 10 min); bench-quick (about 1 min)"
+	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
 	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
 	@echo "make wheels      manylinux wheels for every CPython 3.11+ here, and the sdist, in dist/"

@@ -1,7 +1,7 @@
 """Every depth in one command: JSON, a markdown table and a PNG chart.
 
-    python -m benchmarks.run --size quick       # about 1.5 minutes on 2 cores (make bench-quick)
-    python -m benchmarks.run --size full        # about 15 minutes (make bench)
+    python -m benchmarks.run --size quick       # about 3 minutes on 2 busy cores (make bench-quick)
+    python -m benchmarks.run --size full        # 16-23 minutes (make bench)
     python -m benchmarks.run --hosts 10.0.0.5 --skip factory
 
 The depths are those of ``benchmarks.depths``. The ones that need a server use
