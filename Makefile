@@ -13,7 +13,12 @@ DEPS := $(VENV)/.deps-installed
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
 PATTERN ?=
 FACTORY ?=
+# three runs of each combination, round-robin, of 5,000 operations each: the default set in minutes
+REPEAT ?= 3
+PROFILE_OPS ?= 5000
 PROFILE_ARGS ?=
+# Options of `make bench`, e.g. BENCH_ARGS="--server-pid 1234" for a node on this machine it did not start
+BENCH_ARGS ?=
 NODES ?= 3
 
 # `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
@@ -30,10 +35,10 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 	wheel wheels pythons sdist typecheck clean
 
 help:
-	@echo "make profile     build, start the local Cassandra, profile the default patterns, write flamegraphs"
+	@echo "make profile     build, start the local Cassandra, profile the default patterns (3 repeats), write flamegraphs"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
-	@echo "make bench       benchmarks at three depths (about 10 min); bench-quick (about 1 min)"
+	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
 	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
 	@echo "make wheels      manylinux wheels for every CPython 3.11+ here, and the sdist, in dist/"
@@ -65,13 +70,13 @@ test-integration: build
 	$(PY) -m pytest -m "integration and not matrix"
 
 profile: build
-	$(PY) -m profiling run --default $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
+	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
 
 bench: build
-	$(PY) -m benchmarks.run --size full
+	$(PY) -m benchmarks.run --size full $(BENCH_ARGS)
 
 bench-quick: build
-	$(PY) -m benchmarks.run --size quick
+	$(PY) -m benchmarks.run --size quick $(BENCH_ARGS)
 
 cassandra-fetch: $(DEPS)
 	$(PY) -m profiling.node fetch

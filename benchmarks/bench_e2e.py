@@ -15,134 +15,70 @@ way an application runs them, by the profiler's execution patterns,
 
 Sequential workloads run the ``sync`` pattern (one request at a time), the
 others ``callback_full_pipeline`` with as many callback chains as requests in
-flight. Method: one session; every factory is applied to it in turn
-(``profiling.factories``), round by round (A B C ..., the order rotated each
-round), the same number of queries per factory and round, after a warm-up
-of every factory. Client CPU is the process CPU time of this process (all
-threads: the caller and the driver's event loop) divided by the queries;
+flight. Method: one session; first the node is warmed up with the workload's
+own queries until its throughput stops climbing (``profiling.warmup``: on a
+fresh node the first factory measured would otherwise absorb the node's JIT
+warm-up), then every factory warms up once; then every factory is applied to
+the session in turn (``profiling.factories``), round by round (A B C ..., the
+order rotated each round), the same number of queries per factory and round.
+Client CPU is the process CPU time of this process (all threads: the caller
+and the driver's event loop) divided by the queries;
 throughput is queries per wall-clock second. Each factory's figure is the
 median over rounds; its ratio to ``tuple_factory`` is the median of the
 per-round ratios (each taken against the ``tuple`` segment of the same round),
-so slow drifts of a shared machine cancel out.
+so slow drifts of a shared machine cancel out; the range of the per-round
+ratios is shown beside it.
+
+The targets are judged only in the reference configuration
+(``benchmarks.reference``: client and server pinned apart, at least 21
+rounds), which ``--size full`` (``make bench``) measures, followed by an
+unpinned pass shown beside it and not judged; other runs' verdicts are
+indicative (``~PASS``/``~MISS``).
 """
 
 from __future__ import annotations
 
-import gc
 import os
-import random
 import statistics
 import sys
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Iterator, Sequence
 
 from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
-from profiling.patterns import PATTERNS, Context
+from profiling.warmup import IN_FLIGHT, warm_with
 
-from . import chart, cli, dataset, depths, targets
+from . import chart, cli, dataset, depths, reference, targets
+from .e2e_workloads import WORKLOADS, Runner, Workload, _params  # noqa: F401 (the depth's vocabulary)
 from .pinning import parse_cpus, pin, unpin
 from .stats import paired_ratio
 from .tables import fmt_ratio, markdown_table
 
 THIS = depths.BY_NAME["e2e"]
-KS = dataset.KEYSPACE
 
-
-@dataclass(frozen=True)
-class Workload:
-    id: str
-    description: str
-    query: str
-    keys: str               # how parameters are drawn: see _params
-    rows: int               # rows per query
-    cols: int
-    in_flight: int = 1      # 1 = sequential session.execute
-    fetch_size: int | None = None
-
-    @property
-    def pattern(self) -> str:
-        """The execution pattern (``profiling.patterns``) that runs it: ``sync`` for one request in
-        flight, else ``callback_full_pipeline`` with ``in_flight`` chains."""
-        return "sync" if self.in_flight <= 1 else "callback_full_pipeline"
-
-
-WORKLOADS: dict[str, Workload] = {w.id: w for w in (
-    Workload("single", "sequential 1-row SELECTs (the 'Avoid namedtuple' select workload), 10 columns",
-             f"SELECT * FROM {KS}.narrow WHERE k = ?", "narrow", 1, 10),
-    Workload("pages", "200-row pages, 10 columns, 50 in flight",
-             f"SELECT * FROM {KS}.pages WHERE p = ?", "pages", dataset.PAGE_ROWS, 10, 50, dataset.PAGE_ROWS),
-    Workload("wide", "sequential 1-row SELECTs, 50 columns",
-             f"SELECT * FROM {KS}.wide WHERE p = ? AND c = ?", "wide_row", 1, dataset.WIDE_COLS),
-    Workload("coll", "200-row pages, 10 columns with collections, 50 in flight",
-             f"SELECT * FROM {KS}.coll WHERE p = ?", "coll", dataset.PAGE_ROWS, 10, 50, dataset.PAGE_ROWS),
-    Workload("wide_pages", "200-row pages, 50 columns, 50 in flight",
-             f"SELECT * FROM {KS}.wide WHERE p = ?", "wide", dataset.PAGE_ROWS, dataset.WIDE_COLS, 50,
-             dataset.PAGE_ROWS),
-)}
 
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"rounds": 5, "round_s": 0.15, "workloads": ["single", "pages", "wide", "coll"]},
-    "full": {"rounds": 9, "round_s": 1.0, "workloads": ["single", "pages", "wide", "coll", "wide_pages"]},
-    "tiny": {"rounds": 5, "round_s": 0.02, "workloads": ["single", "pages"]},
+    "quick": {"rounds": 5, "round_s": 0.15, "warmup_s": 2.0, "workloads": ["single", "pages", "wide", "coll"]},
+    # the reference configuration (pinned apart, see default_spec), then an unpinned pass beside it
+    "full": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
+             "unpinned": {"rounds": 9}, "workloads": ["single", "pages", "wide", "coll", "wide_pages"]},
+    "tiny": {"rounds": 5, "round_s": 0.02, "warmup_s": 0.5, "workloads": ["single", "pages"]},
 }
+WARMUP_MAX_S = 30.0  # the longest node warm-up per workload
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)
-MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
-
-
-def _params(kind: str, seed: int = 4) -> list[tuple]:
-    """The parameters the queries of a workload take in turn (drawn once, from a fixed seed)."""
-    rng = random.Random(f"{kind}/{seed}")
-    if kind == "narrow":
-        return [(rng.randrange(dataset.NARROW_ROWS),) for _ in range(10_000)]
-    if kind == "pages":
-        return [(rng.randrange(dataset.PAGES_PARTITIONS),) for _ in range(1_000)]
-    if kind == "wide_row":
-        return [(rng.randrange(dataset.WIDE_PARTITIONS), rng.randrange(dataset.PAGE_ROWS)) for _ in range(10_000)]
-    if kind == "wide":
-        return [(rng.randrange(dataset.WIDE_PARTITIONS),) for _ in range(1_000)]
-    if kind == "coll":
-        return [(rng.randrange(dataset.COLL_PARTITIONS),) for _ in range(1_000)]
-    raise ValueError(kind)
-
-
-class Runner:
-    """Runs a workload's pattern over its next ``n`` queries, the parameters taken in turn across calls."""
-
-    def __init__(self, session: Any, w: Workload) -> None:
-        stmt = session.prepare(w.query)
-        if w.fetch_size:
-            stmt.fetch_size = w.fetch_size
-        params = _params(w.keys)
-        self.session, self.workload, self.body = session, w, PATTERNS[w.pattern].body
-        self.request = lambda i: stmt.bind(params[i % len(params)])
-        self.next_op = 0
-
-    def measure(self, n: int, factory: str) -> tuple[float, float, int]:
-        """(CPU seconds of the whole process, wall seconds, rows) for the next ``n`` queries;
-        raises the first error, and if the rows are not ``n`` x the workload's rows per query."""
-        ctx = Context(self.session, self.request, concurrency=self.workload.in_flight, stop_on_error=True,
-                      timeout=MEASURE_TIMEOUT_S)
-        ops = range(self.next_op, self.next_op + n)
-        self.next_op += n
-        gc.collect()
-        c0, w0 = time.process_time(), time.perf_counter()
-        self.body(ctx, ops)
-        c1, w1 = time.process_time(), time.perf_counter()
-        tally, what = ctx.tally, f"{self.workload.id}/{factory}"
-        if tally.errors:
-            raise RuntimeError(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
-        if tally.rows != n * self.workload.rows:
-            raise RuntimeError(f"{what}: {tally.rows} rows for {n} queries, expected {n * self.workload.rows}")
-        return c1 - c0, w1 - w0, tally.rows
 
 
 def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, round_s: float,
-                   say=print) -> dict[str, Any]:
+                   say=print, warmup_s: float = 0.0) -> dict[str, Any]:
     runner = Runner(session, w)
     choices = [resolve(f) for f in factories]
-    # warm-up: every factory once (fills caches, prepares, settles the connection)
+    warmed = None
+    if warmup_s > 0:  # the node first, with this workload's queries, until its throughput stops climbing
+        choices[0].apply(session)
+        warmed = warm_with(session, runner.request, warmup_s, max(warmup_s, WARMUP_MAX_S),
+                           in_flight=min(IN_FLIGHT, max(8, w.in_flight)))
+        say(f"  {w.id}: node warm-up {warmed.describe()}")
+    # then every factory once (fills caches, prepares, settles the connection)
     warm = max(WARMUP_QUERIES, w.in_flight)
     for ch in choices:
         ch.apply(session)
@@ -169,23 +105,29 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
         qps = [1.0 / x for x in wall_s[name]]
         base_qps = [1.0 / x for x in wall_s[base]]
         per_round = [a / b for a, b in zip(cpu[name], cpu[base]) if b]
+        qps_round = [a / b for a, b in zip(qps, base_qps) if b]
         results[name] = {
             "cpu_us_per_query": statistics.median(cpu[name]) * 1e6,
             "qps": statistics.median(qps),
             "cpu_ratio": paired_ratio(cpu[name], cpu[base]),
             "qps_ratio": paired_ratio(qps, base_qps),
             "cpu_ratio_range": [min(per_round), max(per_round)] if per_round else None,
+            "qps_ratio_range": [min(qps_round), max(qps_round)] if qps_round else None,
             "cpu_us_rounds": [x * 1e6 for x in cpu[name]],
             "qps_rounds": qps,
         }
     return {"id": w.id, "description": w.description, "query": w.query, "rows": w.rows, "cols": w.cols,
             "in_flight": w.in_flight, "fetch_size": w.fetch_size, "queries_per_round": n, "rounds": rounds,
-            "results": results}
+            "node_warmup": warmed.record() if warmed else None, "results": results}
 
 
 def default_spec(size: str = "quick") -> dict[str, Any]:
+    """A run of that size; ``full`` pins client and server apart as the reference configuration
+    does (``benchmarks.reference``) when this machine has two CPUs for it."""
     cfg = dict(SIZES[size])
     cfg["size"] = size
+    if cfg.get("reference") and reference.cpus():
+        cfg["client_cpus"], cfg["server_cpus"] = reference.cpus()
     return cfg
 
 
@@ -202,18 +144,40 @@ def factory_names(only: Sequence[str] | None = None) -> list[str]:
 
 
 def run(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
-    """Connect, make sure the data set is there, run the workloads: the ``e2e`` section.
+    """The ``e2e`` section: :func:`run_pass` of ``spec``, and with ``spec["unpinned"]`` (``--size full``)
+    a second pass, unpinned, under the section's ``unpinned`` (shown, not judged)."""
+    section = run_pass({k: v for k, v in spec.items() if k != "unpinned"}, contact, say)
+    if spec.get("unpinned"):
+        say("end to end, unpinned (beside the reference figures, not judged):")
+        plain = {k: v for k, v in spec.items() if k not in ("unpinned", "reference", "client_cpus", "server_cpus")}
+        side = run_pass({**plain, **spec["unpinned"]}, contact, say)
+        side["verdicts"] = []
+        section["unpinned"] = side
+    return section
 
-    ``server_cpus`` in ``spec`` pins the local node, so it needs a ``contact`` that is local."""
+
+def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
+    """Connect, make sure the data set is there, run the workloads.
+
+    ``server_cpus`` pins the node(s) whose PIDs ``server_pids`` names, else the local node (it then
+    needs a ``contact`` that is local); with ``reference`` (``--size full``) a node it cannot pin is
+    left unpinned and the run says why (its verdicts are then indicative)."""
     factories = factory_names(spec.get("factories"))
-    if spec.get("server_cpus") and not contact.local:
-        raise ValueError(f"server_cpus pins the local node; the cluster at {contact} is not one this machine runs")
+    spec = dict(spec)
     from profiling.node import server_pids
 
+    servers = list(spec.get("server_pids") or (server_pids() if contact.local else []))
+    if spec.get("server_cpus") and not servers:
+        why = f"the cluster at {contact} is not one this machine runs (name its PID: --server-pid)"
+        if not spec.get("reference"):
+            raise ValueError(f"server_cpus pins the local node; {why}")
+        say(f"end to end: cannot pin the server: {why}; its verdicts will be indicative")
+        spec.pop("server_cpus")
+        spec["not_pinned"] = why
     pinned: dict[int, set[int]] = {}
     try:
         pinned.update(pin([os.getpid()], spec.get("client_cpus")))
-        pinned.update(pin(server_pids() if spec.get("server_cpus") else [], spec.get("server_cpus")))
+        pinned.update(pin(servers if spec.get("server_cpus") else [], spec.get("server_cpus")))
         # the driver's event-loop thread inherits the pinning
         cluster, session = connect(contact, **dataset.CONNECT_OPTIONS)
         try:
@@ -221,24 +185,26 @@ def run(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
             say(f"end to end: Cassandra {version} at {', '.join(contact.hosts)}:{contact.port}, "
                 f"protocol v{cluster.protocol_version}, {len(factories)} factories")
             dataset.ensure_dataset(session, say=say)
-            cases = [bench_workload(session, WORKLOADS[wid], factories, spec["rounds"], spec["round_s"], say=say)
-                     for wid in spec["workloads"]]
+            cases = [bench_workload(session, WORKLOADS[wid], factories, spec["rounds"], spec["round_s"], say=say,
+                                    warmup_s=spec.get("warmup_s", 0.0)) for wid in spec["workloads"]]
             nodes = len(cluster.metadata.all_hosts())
             protocol_version = cluster.protocol_version
             connection_class = cluster.connection_class.__name__
         finally:
             cluster.shutdown()
     finally:
-        unpin(pinned)
+        unpin(pinned, pids=[os.getpid(), *servers])
     section = {
         "depth": THIS.key,
         "config": {**spec, "factories": factories},
         "cassandra": {"version": version, "hosts": list(contact.hosts), "port": contact.port, "nodes": nodes,
                       "protocol_version": protocol_version},
         "connection_class": connection_class,
-        "method": ("client CPU per query = time.process_time() delta (all threads) / queries; throughput = "
+        "method": ("node warmed up with each workload until its throughput stops climbing, then every factory "
+                   "once; client CPU per query = time.process_time() delta (all threads) / queries; throughput = "
                    "queries / wall second; medians over rounds; ratios = median of per-round ratios to the "
-                   "tuple segment of the same round"),
+                   "tuple segment of the same round, with their range"),
+        "reference": reference.problem(spec) is None,
         "workloads": {wid: asdict(WORKLOADS[wid]) for wid in spec["workloads"]},
         "cases": cases,
     }
@@ -250,13 +216,17 @@ def verdicts(section: dict[str, Any]) -> list[targets.Verdict]:
     return targets.end_to_end(section) if section.get("cases") else []
 
 
-def figures(section: dict[str, Any]) -> Iterator[depths.Figure]:
+def figures(section: dict[str, Any], suffix: str = "") -> Iterator[depths.Figure]:
+    """The section's figures, then those of its unpinned pass (their metrics named ``..., unpinned``)."""
     for c in section.get("cases", []):
         for f, r in c["results"].items():
-            yield depths.Figure(c["id"], f, "CPU/query µs", r.get("cpu_us_per_query"))
+            yield depths.Figure(c["id"], f, "CPU/query µs" + suffix, r.get("cpu_us_per_query"))
             if f != REFERENCE:
-                yield depths.Figure(c["id"], f, "CPU ratio to tuple", r.get("cpu_ratio"), headline=True)
-                yield depths.Figure(c["id"], f, "q/s ratio to tuple", r.get("qps_ratio"), lower_is_better=False)
+                yield depths.Figure(c["id"], f, "CPU ratio to tuple" + suffix, r.get("cpu_ratio"), headline=not suffix)
+                yield depths.Figure(c["id"], f, "q/s ratio to tuple" + suffix, r.get("qps_ratio"),
+                                    lower_is_better=False)
+    if section.get("unpinned"):
+        yield from figures(section["unpinned"], ", unpinned")
 
 
 def render(section: dict[str, Any]) -> str:
@@ -267,19 +237,19 @@ def render(section: dict[str, Any]) -> str:
     header = ["factory"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
     cpu_rows, qps_rows, abs_rows = [], [], []
     for f in factories:
-        cpu_rows.append([f] + [fmt_ratio(c["results"][f]["cpu_ratio"]) for c in cases])
-        qps_rows.append([f] + [fmt_ratio(c["results"][f]["qps_ratio"]) for c in cases])
+        cpu_rows.append([f] + [reference.with_range(c["results"][f]["cpu_ratio"], c["results"][f].get("cpu_ratio_range"))
+                               for c in cases])
+        qps_rows.append([f] + [reference.with_range(c["results"][f]["qps_ratio"], c["results"][f].get("qps_ratio_range"))
+                               for c in cases])
         abs_rows.append([f] + [f"{c['results'][f]['cpu_us_per_query']:.0f} µs, {c['results'][f]['qps']:.0f}/s"
                                for c in cases])
     cfg, cas = section["config"], section["cassandra"]
     parts = [
         f"### {THIS.title} (Cassandra {cas['version']}, {cas['nodes']} node(s), protocol v{cas['protocol_version']}; "
-        f"{cfg['rounds']} interleaved rounds, medians"
-        + "".join(f"; {who} pinned to CPU {','.join(map(str, cfg[f'{who}_cpus']))}"
-                  for who in ("client", "server") if cfg.get(f"{who}_cpus"))
-        + ")",
+        f"{cfg['rounds']} interleaved rounds, medians{reference.pinning_words(cfg)})",
         "",
-        "Client CPU per query relative to `tuple_factory` (lower is better; median of per-round ratios):",
+        "Client CPU per query relative to `tuple_factory` (lower is better; median of per-round ratios, "
+        "their range in brackets):",
         "",
         markdown_table(header, cpu_rows),
         "",
@@ -296,8 +266,10 @@ def render(section: dict[str, Any]) -> str:
                                   "factory and round)" for c in cases) + ".",
         "",
         *targets.fenced("Targets (client CPU per query / tuple_factory's):", section["verdicts"]),
+        "",
+        *reference.unpinned_lines(section.get("unpinned") or {}),
     ]
-    return "\n".join(parts)
+    return "\n".join(parts).rstrip() + "\n"
 
 
 def _avoid_namedtuple_lines(cases: list[dict[str, Any]]) -> list[str]:
@@ -352,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="pin the client (and the driver's event-loop thread) to these CPUs, e.g. 1 or 0-1")
     ap.add_argument("--server-cpus", type=parse_cpus, metavar="LIST",
                     help="pin the local Cassandra node(s) to these CPUs for the run (restored after)")
+    ap.add_argument("--server-pid", type=int, action="append", metavar="PID",
+                    help="the PID of a node on this machine that the project did not start (repeatable), "
+                         "for --server-cpus")
+    ap.add_argument("--warmup-seconds", type=float, metavar="S",
+                    help="the node warm-up per workload: at least S seconds, until throughput stops climbing")
     args = ap.parse_args(argv)
     spec = default_spec(args.size)
     if args.workloads:
@@ -362,8 +339,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec["rounds"] = args.rounds
     if args.round_seconds:
         spec["round_s"] = args.round_seconds
-    if args.hosts and args.server_cpus:
-        ap.error("--server-cpus pins the local node; it cannot pin the servers named by --hosts")
+    if args.hosts and args.server_cpus and not args.server_pid:
+        ap.error("--server-cpus pins the local node; it cannot pin the servers named by --hosts "
+                 "(unless --server-pid names them)")
+    if args.server_pid:
+        spec["server_pids"] = args.server_pid
+    if args.warmup_seconds is not None:
+        spec["warmup_s"] = args.warmup_seconds
     for who in ("client", "server"):
         if getattr(args, f"{who}_cpus"):
             spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")

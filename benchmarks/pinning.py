@@ -39,13 +39,23 @@ def pin(pids: Sequence[int], cpus: Sequence[int] | None) -> dict[int, set[int]]:
     return saved
 
 
-def unpin(saved: dict[int, set[int]]) -> None:
-    """Give every thread :func:`pin` moved its old CPU set back."""
+def unpin(saved: dict[int, set[int]], pids: Sequence[int] = ()) -> None:
+    """Give every thread :func:`pin` moved its old CPU set back, and every thread of ``pids`` started
+    while they were pinned (it inherited the pinning: a JVM starts threads all the time, the driver its
+    event loop) its process's old set."""
     for tid, cpus in saved.items():
         try:
             os.sched_setaffinity(tid, cpus)
         except (ProcessLookupError, PermissionError):
             pass
+    for pid in pids:
+        before = saved.get(pid)  # the main thread's id is the process's
+        for tid in _threads(pid) if before else []:
+            if tid not in saved:
+                try:
+                    os.sched_setaffinity(tid, before)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
 
 def _threads(pid: int) -> list[int]:

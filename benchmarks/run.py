@@ -1,12 +1,16 @@
 """Every depth in one command: JSON, a markdown table and a PNG chart.
 
-    python -m benchmarks.run --size quick       # about 1 minute on 2 cores (make bench-quick)
-    python -m benchmarks.run --size full        # about 10 minutes (make bench)
+    python -m benchmarks.run --size quick       # about 3 minutes on 2 busy cores (make bench-quick)
+    python -m benchmarks.run --size full        # 16-23 minutes (make bench)
     python -m benchmarks.run --hosts 10.0.0.5 --skip factory
 
 The depths are those of ``benchmarks.depths``. The ones that need a server use
 the project's local Cassandra node: it is started if it is not running (and
-then stopped at the end), reused as it is otherwise. ``--hosts`` (or
+then stopped at the end), reused as it is otherwise. ``--size full`` measures
+the end-to-end depth in its reference configuration (client and server pinned
+apart: ``benchmarks.reference``), then unpinned beside it; ``--server-pid``
+names a node on this machine that the project did not start, so it can be
+pinned. ``--hosts`` (or
 ``PYFACTORIES_HOSTS``) points them at a cluster of your own instead, and
 nothing is started or stopped. Results go to ``bench-results/<timestamp>/``
 (``results.json``, ``results.md``, ``chart.png``) unless ``--out`` says otherwise.
@@ -50,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", help="output directory (default bench-results/<timestamp>/)")
     ap.add_argument("--hosts", help="comma-separated contact points of your own cluster (nothing is started)")
     ap.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
+    ap.add_argument("--server-pid", type=int, action="append", metavar="PID",
+                    help="a Cassandra node on this machine that the project did not start (repeatable): pinned "
+                         "for the end-to-end depth's reference configuration")
     ap.add_argument("--skip", default="", help=f"comma-separated depths to leave out, of: {', '.join(names)}")
     args = ap.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
@@ -74,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if depth.name in skip:
                 continue
             spec = depth.bench.default_spec(args.size)
+            if depth.server and args.server_pid:
+                spec["server_pids"] = args.server_pid
             section = _on_server(depth, spec, server, failed) if depth.server else depth.run(spec)
             results[depth.key] = section
             if section.get("cassandra"):

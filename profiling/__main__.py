@@ -82,6 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "but py-spy then pauses the client for every sample (about half the throughput)")
     run.add_argument("--cprofile-ops", type=int, help="operations of the cProfile pass (default n/4)")
     run.add_argument("--out", help="output folder (default profiles/<timestamp>)")
+    run.add_argument("--repeat", type=int, default=1, metavar="N",
+                     help="run each combination N times, round-robin over the combinations; the table shows "
+                          "medians and min-max, and marks rows whose CPU/op differs by more than 10%% (default 1)")
+    run.add_argument("--node-warmup", type=float, default=5.0, metavar="SECONDS",
+                     help="before a workload's first run, load the node with it for at least SECONDS and until "
+                          "its throughput stops climbing (0: no node warm-up; default 5)")
+    run.add_argument("--node-warmup-max", type=float, default=30.0, metavar="SECONDS",
+                     help="the longest node warm-up per workload (default 30)")
+    run.add_argument("--client-warmup", type=int, default=500, metavar="OPS",
+                     help="operations of the run's own pattern each run's client makes before it is "
+                          "measured (default 500)")
+    run.add_argument("--recheck-first", action="store_true",
+                     help="run the first combination once more after all the others and print both "
+                          "(the warm-up check: they agree when the warm-up did its job)")
     add_service_commands(sub)
     return parser
 
@@ -135,9 +149,13 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
         raise ValueError(problem)
     kinds = ["read"] if args.read else ["write"] if args.write else ["read", "write"]
     for value, flag in ((args.threads, "--threads"), (args.concurrency, "--concurrency"),
-                        (args.processes, "--processes")):
+                        (args.processes, "--processes"), (args.repeat, "--repeat")):
         if value < 1:
             raise ValueError(f"{flag} must be at least 1")
+    for number, flag in ((args.node_warmup, "--node-warmup"), (args.node_warmup_max, "--node-warmup-max"),
+                         (args.client_warmup, "--client-warmup")):
+        if number < 0:
+            raise ValueError(f"{flag} must not be negative")
     return Options(
         patterns=list(dict.fromkeys(patterns)), factories=list(dict.fromkeys(chosen)), kinds=kinds,
         num_ops=args.num_ops or DEFAULT_OPS, threads=args.threads,
@@ -148,7 +166,8 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
         statement=args.statement, request_timeout=args.request_timeout,
         instrumentation=args.instrumentation == "on",
         keep_data=args.keep_data, profiler=args.profiler, rate=args.rate, native=args.native,
-        cprofile_ops=args.cprofile_ops,
+        cprofile_ops=args.cprofile_ops, repeat=args.repeat, warmup_s=args.node_warmup,
+        warmup_max_s=args.node_warmup_max, warmup=args.client_warmup, recheck_first=args.recheck_first,
         out=args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}",
         command="python -m profiling " + shlex.join(argv))
 

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from . import client as client_mod
-from . import instrument, multiproc, overhead, patterns
+from . import instrument, multiproc, overhead, patterns, warmup
 from .spec import Measurement, RunSpec
 
 PREFIX = "@@pf "
@@ -41,7 +41,7 @@ class InProcess:
         self.spec = spec
         self.pattern = patterns.PATTERNS[spec.pattern]
         self.client = client_mod.open_client(spec)
-        client_mod.warm_up(self.client, spec.warmup)
+        warmup.warm_client(self.client, spec)
 
     def run(self, stop: threading.Event, prof_dir: str | None = None
             ) -> tuple[patterns.Tally, dict[str, Any]]:

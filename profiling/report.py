@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from . import bars
+from . import bars, repeats
 from .advice import lines as advice_lines
 from .instrument import CATEGORIES
 from .overhead import METHOD as COST_METHOD
@@ -64,8 +64,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
     return [
         row["pattern"], row["workload"], row["factory"],
         f"{row['ops']}{'*' if row.get('interrupted') else ''}", str(row["errors"]),
-        f"{row['throughput_ops_s']:.0f}",
-        "-" if row.get("cpu_us_per_op") is None else f"{row['cpu_us_per_op']:.0f}",
+        repeats.figure(row, "throughput_ops_s"), repeats.figure(row, "cpu_us_per_op"),
         *cats, "-" if agree is None else f"{agree:.1f}",
     ]
 
@@ -82,14 +81,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(HEADER)]
     line = lambda cells: "  ".join(c.rjust(w) if i > 2 else c.ljust(w)  # noqa: E731
                                    for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, body), LEGEND])
+    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, body),
+                      LEGEND + repeats.legend(rows)])
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" if i < 3 else "--:"
                                                            for i in range(len(HEADER))) + "|"]
     out += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
-    return "\n".join(out) + f"\n\n{LEGEND}.\n"
+    return "\n".join(out) + f"\n\n{LEGEND}{repeats.legend(rows)}.\n" + repeats.markdown(rows)
 
 
 def one_line(row: dict[str, Any]) -> str:
@@ -187,7 +187,7 @@ td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td:nth-child(-n+
 .warn{{color:#a33;font-size:11px;text-align:left}} code{{background:#f4f4f4}} {bars.STYLE}</style></head><body>
 <h1>Where does the client's CPU go?</h1>
 <p><code>{html.escape(meta['command'])}</code><br>{html.escape(_meta_line(meta))}</p>
-{bars.legend()}<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND)}.</p>
+{bars.legend()}<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND + repeats.legend(rows))}.</p>
 <h2>Instrumentation's own cost</h2><ul>{''.join(f"<li>{html.escape(c)}</li>" for c in costs(rows))}</ul>
 {bars.advice_html(rows)}
 <h2>Methods</h2><ul>{methods}</ul>{READING}

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import advice, instrument, pyspy, report, sampling
+from . import advice, instrument, pyspy, report, repeats, sampling, warmup
 from .child import PREFIX
 from .cluster import connect, reach
 from .flame import write_speedscope, write_svg
@@ -59,6 +59,10 @@ class Options(RunSettings):
     cprofile_ops: int | None = None  # default: a quarter of num_ops
     timeout: float = 600.0  # per phase of a run
     command: str = ""
+    repeat: int = 1  # runs of each combination, round-robin
+    warmup_s: float = 5.0  # the node warm-up per workload: at least this long, until steady ...
+    warmup_max_s: float = 30.0  # ... or this long
+    recheck_first: bool = False  # run the first combination again at the end (the warm-up check)
 
     @property
     def pyspy(self) -> bool:
@@ -92,7 +96,9 @@ class ChildEnded(Exception):
 class Harness:
     def __init__(self, opts: Options) -> None:
         self.opts = opts
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []  # one per combination (``repeats.combine`` of the runs)
+        self.runs: list[dict[str, Any]] = []  # every run, repeats apart
+        self.warmups: dict[str, dict[str, Any]] = {}  # workload kind -> the node warm-up before it
         self.stopping = False
         self._child: subprocess.Popen[str] | None = None
         self._spy: pyspy.PySpy | None = None
@@ -120,26 +126,40 @@ class Harness:
         os.makedirs(self.opts.out, exist_ok=True)
         previous = signal.signal(signal.SIGINT, self._on_sigint)
         try:
-            combos = self.opts.combos()
-            for n, (kind, pattern, factory) in enumerate(combos, 1):
+            order = repeats.plan(self.opts.combos(), self.opts.repeat)
+            if self.opts.recheck_first and order:
+                order.append((repeats.CHECK, order[0][1]))  # type: ignore[arg-type]
+            for n, (repeat, (kind, pattern, factory)) in enumerate(order, 1):
                 if self.stopping:
                     break
-                print(f"[profiling] {n}/{len(combos)} {kind} {pattern} {factory}", flush=True)
+                if kind not in self.warmups:  # the node, once per workload, before its first run
+                    self.warmups[kind] = warmup.session_warm_up(self.opts, kind, lambda: self.stopping)
+                    if self.stopping:  # Ctrl-C during the warm-up
+                        break
+                label = "" if self.opts.repeat == 1 and repeat == 1 else (
+                    " (warm-up check: the first run again)" if repeat == repeats.CHECK
+                    else f" (repeat {repeat}/{self.opts.repeat})")
+                print(f"[profiling] {n}/{len(order)} {kind} {pattern} {factory}{label}", flush=True)
                 try:
-                    row = self.run_one(kind, pattern, factory)
+                    row = self.run_one(kind, pattern, factory, repeat)
                 except KeyboardInterrupt:
                     break
-                self.rows.append(row)
+                row["repeat"] = repeat
+                self.runs.append(row)
                 print("  " + report.one_line(row), flush=True)
+                self.rows = repeats.combine(self.runs)
+                for r in self.rows:
+                    if r["workload"] in self.warmups:
+                        r["node_warmup"] = self.warmups[r["workload"]]
                 report.write_json(self.rows, self.opts.out)
         finally:
             signal.signal(signal.SIGINT, previous)
             self._kill()
         return self.rows
 
-    def run_one(self, kind: str, pattern: str, factory: str) -> dict[str, Any]:
+    def run_one(self, kind: str, pattern: str, factory: str, repeat: int | str = 1) -> dict[str, Any]:
         o = self.opts
-        name = _slug(f"{kind}-{pattern}-{factory}")
+        name = _slug(f"{kind}-{pattern}-{factory}" + ("" if o.repeat == 1 and repeat == 1 else f"-r{repeat}"))
         spec = o.spec(kind, pattern, factory)
         row: dict[str, Any] = {**spec.record(), "warnings": [], "artifacts": {}}
         if PATTERNS[pattern].warning:
@@ -161,7 +181,7 @@ class Harness:
             if self._spy:
                 spy_problem = self._spy.stop()
                 self._spy = None
-            if o.cprofile and not self.stopping:
+            if o.cprofile and not self.stopping and repeat == 1:  # once per combination
                 prof = os.path.join(o.out, f"{name}.prof")
                 self._send(f"cprofile {o.cprofile_ops or max(1, o.num_ops // 4)} {os.path.abspath(prof)}")
                 _kind, profiled = self._expect(lines, ("profiled",), o.timeout)
@@ -357,12 +377,15 @@ def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
             "requests": f"{opts.statement} statements, timeout "
                         f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
             "instrumentation": "on" if opts.instrumentation else "off",
-            "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off"}
+            "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off",
+            **warmup.settings(opts)}
     advice.annotate(rows)
     paths = [report.write_json(rows, opts.out), report.write_markdown(rows, opts.out, meta),
              report.write_html(rows, opts.out, meta)]
     print("\n" + report.table(rows))
     print("\n".join(report.costs(rows)))
+    if repeats.check_line(rows):
+        print(repeats.check_line(rows))
     for row in rows:
         for w in row.get("warnings", []):
             print(f"  {row['workload']} {row['pattern']} {row['factory']}: {w}")

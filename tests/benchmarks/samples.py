@@ -80,7 +80,9 @@ def results(scale: dict[str, float] | None = None, e2e_scale: dict[str, float] |
         e2e_cases.append({"id": wid, "description": wid, "rows": rows, "cols": 10, "in_flight": 1,
                           "queries_per_round": 100, "rounds": 5, "results": res})
     run_order = [f.name for f in FACTORIES if f.name in E2E_CPU_US["single"]]  # as bench_e2e lists them
-    e2e = {"depth": "e2e", "config": {"size": "quick", "rounds": 5, "factories": run_order},
+    # measured in the reference configuration (benchmarks.reference), so its verdicts are judged
+    e2e = {"depth": "e2e", "config": {"size": "full", "rounds": 21, "client_cpus": [1], "server_cpus": [0],
+                                      "factories": run_order},
            "cassandra": copy.deepcopy(ENV["cassandra"]), "cases": e2e_cases}
     e2e["verdicts"] = targets.as_json(targets.end_to_end(e2e))
     env = copy.deepcopy(ENV)

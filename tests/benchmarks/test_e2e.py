@@ -20,7 +20,7 @@ def test_e2e_rounds_on_the_real_node(contact):
         for r in res.values():
             assert len(r["cpu_us_rounds"]) == 5 and r["cpu_us_per_query"] > 0 and r["qps"] > 0
     statuses = {(v["case"], v["what"]): v["status"] for v in section["verdicts"]}
-    assert statuses[("single", "CPU/query cached_named_tuple / tuple")] in ("PASS", "MISS")
+    assert statuses[("single", "CPU/query cached_named_tuple / tuple")] in ("~PASS", "~MISS")  # 5 rounds, unpinned
     assert statuses[("pages", "CPU/query pf_dict / tuple")] == "N/A"  # not in this run
     assert "Targets (client CPU per query" in bench_e2e.render(section)
 

@@ -108,3 +108,31 @@ def test_client_cpu_lists():
     for bad in ("", "a", "1-", "-1", "1-x", "2-1"):
         with pytest.raises(ValueError):
             parse_cpus(bad)
+
+
+def test_unpin_also_frees_the_threads_started_while_pinned():
+    import os
+    import threading
+
+    from benchmarks.pinning import pin, unpin
+
+    before = os.sched_getaffinity(0)
+    saved = pin([os.getpid()], [min(before)])
+    seen = []
+    started, release = threading.Event(), threading.Event()
+
+    def later():
+        seen.append(os.sched_getaffinity(0))  # inherited from the pinned thread that started it
+        started.set()
+        release.wait(10)
+        seen.append(os.sched_getaffinity(0))
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    started.wait(10)
+    try:
+        unpin(saved, pids=[os.getpid()])
+    finally:
+        release.set()
+        thread.join(10)
+    assert seen == [{min(before)}, before] and os.sched_getaffinity(0) == before

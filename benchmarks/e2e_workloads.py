@@ -1,0 +1,96 @@
+"""The end-to-end benchmark's workloads (``benchmarks.bench_e2e``): what each one asks, with which
+parameters, and the runner that measures a number of its queries."""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from profiling.patterns import PATTERNS, Context
+
+from . import dataset
+
+KS = dataset.KEYSPACE
+MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    description: str
+    query: str
+    keys: str               # how parameters are drawn: see _params
+    rows: int               # rows per query
+    cols: int
+    in_flight: int = 1      # 1 = sequential session.execute
+    fetch_size: int | None = None
+
+    @property
+    def pattern(self) -> str:
+        """The execution pattern (``profiling.patterns``) that runs it: ``sync`` for one request in
+        flight, else ``callback_full_pipeline`` with ``in_flight`` chains."""
+        return "sync" if self.in_flight <= 1 else "callback_full_pipeline"
+
+
+WORKLOADS: dict[str, Workload] = {w.id: w for w in (
+    Workload("single", "sequential 1-row SELECTs (the 'Avoid namedtuple' select workload), 10 columns",
+             f"SELECT * FROM {KS}.narrow WHERE k = ?", "narrow", 1, 10),
+    Workload("pages", "200-row pages, 10 columns, 50 in flight",
+             f"SELECT * FROM {KS}.pages WHERE p = ?", "pages", dataset.PAGE_ROWS, 10, 50, dataset.PAGE_ROWS),
+    Workload("wide", "sequential 1-row SELECTs, 50 columns",
+             f"SELECT * FROM {KS}.wide WHERE p = ? AND c = ?", "wide_row", 1, dataset.WIDE_COLS),
+    Workload("coll", "200-row pages, 10 columns with collections, 50 in flight",
+             f"SELECT * FROM {KS}.coll WHERE p = ?", "coll", dataset.PAGE_ROWS, 10, 50, dataset.PAGE_ROWS),
+    Workload("wide_pages", "200-row pages, 50 columns, 50 in flight",
+             f"SELECT * FROM {KS}.wide WHERE p = ?", "wide", dataset.PAGE_ROWS, dataset.WIDE_COLS, 50,
+             dataset.PAGE_ROWS),
+)}
+
+def _params(kind: str, seed: int = 4) -> list[tuple]:
+    """The parameters the queries of a workload take in turn (drawn once, from a fixed seed)."""
+    rng = random.Random(f"{kind}/{seed}")
+    if kind == "narrow":
+        return [(rng.randrange(dataset.NARROW_ROWS),) for _ in range(10_000)]
+    if kind == "pages":
+        return [(rng.randrange(dataset.PAGES_PARTITIONS),) for _ in range(1_000)]
+    if kind == "wide_row":
+        return [(rng.randrange(dataset.WIDE_PARTITIONS), rng.randrange(dataset.PAGE_ROWS)) for _ in range(10_000)]
+    if kind == "wide":
+        return [(rng.randrange(dataset.WIDE_PARTITIONS),) for _ in range(1_000)]
+    if kind == "coll":
+        return [(rng.randrange(dataset.COLL_PARTITIONS),) for _ in range(1_000)]
+    raise ValueError(kind)
+
+
+class Runner:
+    """Runs a workload's pattern over its next ``n`` queries, the parameters taken in turn across calls."""
+
+    def __init__(self, session: Any, w: Workload) -> None:
+        stmt = session.prepare(w.query)
+        if w.fetch_size:
+            stmt.fetch_size = w.fetch_size
+        params = _params(w.keys)
+        self.session, self.workload, self.body = session, w, PATTERNS[w.pattern].body
+        self.request = lambda i: stmt.bind(params[i % len(params)])
+        self.next_op = 0
+
+    def measure(self, n: int, factory: str) -> tuple[float, float, int]:
+        """(CPU seconds of the whole process, wall seconds, rows) for the next ``n`` queries;
+        raises the first error, and if the rows are not ``n`` x the workload's rows per query."""
+        ctx = Context(self.session, self.request, concurrency=self.workload.in_flight, stop_on_error=True,
+                      timeout=MEASURE_TIMEOUT_S)
+        ops = range(self.next_op, self.next_op + n)
+        self.next_op += n
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        self.body(ctx, ops)
+        c1, w1 = time.process_time(), time.perf_counter()
+        tally, what = ctx.tally, f"{self.workload.id}/{factory}"
+        if tally.errors:
+            raise RuntimeError(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
+        if tally.rows != n * self.workload.rows:
+            raise RuntimeError(f"{what}: {tally.rows} rows for {n} queries, expected {n * self.workload.rows}")
+        return c1 - c0, w1 - w0, tally.rows
