@@ -12,7 +12,8 @@ from profiling.instrument import CATEGORIES
 
 
 def _run(repeat, cpu, ops_s, pattern="sync", factory="tuple", **kw):
-    shares = dict(zip(CATEGORIES, (0.2, 0.0, 0.1, 0.4, 0.1, 0.2)))
+    shares = {**dict.fromkeys(CATEGORIES, 0.0), "deserialization": 0.2, "encode": 0.1, "socket": 0.4,
+              "wait": 0.1, "other": 0.2}
     row = {"workload": "read", "pattern": pattern, "factory": factory, "ops": 1000, "errors": 0,
            "throughput_ops_s": ops_s, "cpu_us_per_op": cpu, "warnings": [], "repeat": repeat,
            "shares": {"instrumented": {**shares, "row_factory": (cpu or 0) / 1e4}, "sampled": None},
