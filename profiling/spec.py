@@ -88,15 +88,16 @@ class Measurement:
     loop_threads: int
     instrumented: dict[str, Any]  # the instrumentation's clocks (``instrument.delta``)
     max_rss_mb: float
+    interrupted_reason: str | None = None  # why the run stopped early, when its requests failed
 
     @classmethod
     def of(cls, tally: Tally, instrumented: dict[str, Any], wall_s: float, interrupted: bool,
-           max_rss_mb: float) -> Measurement:
+           max_rss_mb: float, reason: str | None = None) -> Measurement:
         return cls(ops=tally.ok, rows=tally.rows, errors=tally.errors, retries=tally.retries,
                    error_kinds=dict(tally.error_kinds), first_error=tally.first_error, wall_s=wall_s,
                    client_cpu_s=instrumented["process_ns"] / 1e9, interrupted=interrupted,
                    processes=instrumented.get("processes", 1), loop_threads=instrumented["loop_threads"],
-                   instrumented=instrumented, max_rss_mb=max_rss_mb)
+                   instrumented=instrumented, max_rss_mb=max_rss_mb, interrupted_reason=reason)
 
     @property
     def cpu_us_per_op(self) -> float | None:
