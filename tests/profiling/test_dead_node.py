@@ -118,7 +118,7 @@ def test_killed_node_ends_every_pattern_in_bounded_time_with_partial_results(own
                 other.proc.kill()
                 other.reader.join()
             pytest.fail(f"{name} never started measuring:\n{''.join(s.lines)}")
-    time.sleep(3)  # requests flowing in every run
+    time.sleep(5)  # requests flowing in every run
     os.kill(pid, signal.SIGKILL)
     killed = time.monotonic()
     for s in sessions.values():
@@ -135,7 +135,9 @@ def test_killed_node_ends_every_pattern_in_bounded_time_with_partial_results(own
         assert s.proc.returncode == runner.EXIT_CLUSTER_GONE, text
         (row,) = json.loads((out / "summary.json").read_text())  # the second combination was skipped
         assert row["pattern"] == name and row["interrupted"], text
-        assert re.match("requests failing|nothing answered", row["interrupted_reason"]) and row["ops"] > 0, row
+        # measured from before the kill to after it (a busy machine may not have finished a request before)
+        assert re.match("requests failing|nothing answered", row["interrupted_reason"]), row
+        assert row["errors"] > 0 and row["wall_s"] > 0 and row["client_cpu_s"] > 0, row
         for report in ("summary.md", "index.html"):
             assert "stopped answering" in (out / report).read_text() and "1 of 2 runs skipped" in text
         assert group_gone(s.child), f"{name}: processes of its run left behind"
