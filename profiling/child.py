@@ -99,8 +99,10 @@ class Pass:
         """Run the pattern; False if the watchdog gave up on it (its requests failed)."""
         def abandon(reason: str) -> None:
             self.reason = reason
-            say(*abandoned(self))
-            sys.stdin.readline()  # the harness's next word; it then ends this process's group
+            kind, payload = abandoned(self)
+            say(kind, payload)
+            if kind == "done":  # the harness's next word (after a measurement it says one more)
+                sys.stdin.readline()
             os._exit(EXIT_ABANDONED)
 
         self.started = time.perf_counter()
