@@ -139,8 +139,8 @@ class Harness:
             kill_group(self._child)
 
     def _check_cluster(self, row: dict[str, Any]) -> None:
-        """After a run whose requests failed: stop the session if no contact point answers."""
-        if not (row.get("failed") or row.get("interrupted_reason")) or self.stopping:
+        """After a run with failed requests: stop the session if no contact point answers."""
+        if not (row.get("failed") or row.get("interrupted_reason") or row.get("errors")) or self.stopping:
             return
         contact = self.opts.contact()
         if not _answers(contact):
