@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default 120)")
     run.add_argument("--processes", type=int, default=2, help="pool size of the multiprocess patterns")
     run.add_argument("--retries", type=int, default=3, help="async_errback's retries per request")
-    run.add_argument("--connection-class", choices=list(client.REACTORS),
+    run.add_argument("--connection-class", choices=[*client.REACTORS, *client.REFUSED],
                      help="the driver's reactor (default libev when it loads, else asyncio)")
     run.add_argument("--protocol-version", type=int, help="native protocol version (default: negotiated)")
     run.add_argument("--statement", choices=list(STATEMENTS), default="prepared",
@@ -180,7 +180,7 @@ def list_choices() -> None:
     print(factories.describe())
     print("column types:\n  " + ", ".join([*COLUMN_TYPES, "mixed"]))
     print("connection classes:")
-    for name in client.REACTORS:
+    for name in [*client.REACTORS, *client.REFUSED]:
         problem = client.reactor_problem(name)
         print(f"  {name:10} {'available' if problem is None else problem}")
 

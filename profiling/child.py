@@ -6,7 +6,10 @@ stdin and talks to this process by lines: this process prints
 the setup, which is not measured), waits for ``go``, runs the pattern, prints
 ``@@pf done {...}`` and then obeys ``cprofile N PATH`` (the pattern again for N ops
 under cProfile, written to PATH) or ``exit``. SIGINT stops the pattern early; the partial result is
-still reported.
+still reported. So is a pass whose requests fail or stall (a node that died): the
+:mod:`profiling.watchdog` stops it (abandoning its requests in flight if they do not end), the
+result says why (``interrupted_reason``), and the process then exits with ``EXIT_ABANDONED``
+without closing its cluster, which could wait on the dead node; the harness ends its process group.
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from . import client as client_mod
-from . import instrument, multiproc, overhead, patterns, warmup
+from . import instrument, multiproc, overhead, patterns, warmup, watchdog
 from .spec import Measurement, RunSpec
 
 PREFIX = "@@pf "
+#: The exit code of a run whose requests failed (its process ends without closing its cluster).
+EXIT_ABANDONED = 3
 
 
 def say(kind: str, payload: dict[str, Any]) -> None:
@@ -42,16 +47,23 @@ class InProcess:
         self.pattern = patterns.PATTERNS[spec.pattern]
         self.client = client_mod.open_client(spec)
         warmup.warm_client(self.client, spec)
+        self.before = self.client.recorder.snapshot()
 
-    def run(self, stop: threading.Event, prof_dir: str | None = None
-            ) -> tuple[patterns.Tally, dict[str, Any]]:
+    def run(self, stop: threading.Event, tally: patterns.Tally, prof_dir: str | None = None) -> None:
         c = self.client
-        ctx = c.context(concurrency=self.spec.concurrency, retries=self.spec.retries, stop=stop)
-        before = c.recorder.snapshot()
+        ctx = c.context(concurrency=self.spec.concurrency, retries=self.spec.retries, stop=stop, tally=tally)
+        self.before = c.recorder.snapshot()
         patterns.run(self.pattern.body, ctx, self.spec.num_ops, self.spec.threads)
-        delta = instrument.delta(before, c.recorder.snapshot())
+
+    def delta(self) -> dict[str, Any]:
+        """The instrumentation's clocks since the last ``run`` began (so far, if it still runs)."""
+        delta = instrument.delta(self.before, self.client.recorder.snapshot())
         delta["processes"] = 1
-        return ctx.tally, delta
+        return delta
+
+    def progress(self) -> int:
+        """Responses decoded so far (for the watchdog: requests sent to a dead node are not progress)."""
+        return int(self.client.recorder.snapshot()["calls"]["deserialization"])
 
     def close(self) -> None:
         self.client.close()
@@ -63,29 +75,69 @@ class Pool(multiproc.PoolRun):
         self.start()
 
 
-def measure(runner: Any, stop: threading.Event, region_call_ns: float | None = None) -> Measurement:
-    t0 = time.perf_counter()
-    tally, delta = runner.run(stop)
-    wall = time.perf_counter() - t0
-    return Measurement.of(tally, delta, wall, stop.is_set(),
-                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                          region_call_ns)
+class Pass:
+    """One pass of the pattern on this (the main) thread, watched by a :class:`Watchdog`.
+
+    Its result is said once: by this thread when the pattern returns, or, when the watchdog
+    abandons a pattern stuck on requests that never end, by the watchdog's thread, which then
+    ends the process (this thread never leaves the ``with`` block that joins the watchdog).
+    """
+
+    def __init__(self, runner: Any, stop: threading.Event, region_call_ns: float | None = None) -> None:
+        self.runner, self.stop, self.region_call_ns = runner, stop, region_call_ns
+        self.tally = patterns.Tally()
+        self.started = time.perf_counter()
+        self.reason: str | None = None
+
+    def measurement(self) -> Measurement:
+        wall = time.perf_counter() - self.started
+        return Measurement.of(self.tally, self.runner.delta(), wall, self.stop.is_set(),
+                              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                              region_call_ns=self.region_call_ns, reason=self.reason)
+
+    def run(self, abandoned: Callable[[Pass], tuple[str, dict[str, Any]]], prof_dir: str | None = None) -> bool:
+        """Run the pattern; False if the watchdog gave up on it (its requests failed)."""
+        def abandon(reason: str) -> None:
+            self.reason = reason
+            kind, payload = abandoned(self)
+            say(kind, payload)
+            if kind == "done":  # the harness's next word (after a measurement it says one more)
+                sys.stdin.readline()
+            os._exit(EXIT_ABANDONED)
+
+        self.started = time.perf_counter()
+        with watchdog.Watchdog(self.tally, self.stop, progress=self.runner.progress,
+                               on_abandon=abandon) as dog:
+            self.runner.run(self.stop, self.tally, prof_dir)
+        self.reason = dog.reason
+        return dog.reason is None
 
 
-def cprofile(runner: Any, path: str, stop: threading.Event) -> dict[str, Any]:
+def _done(p: Pass) -> tuple[str, dict[str, Any]]:
+    return "done", dataclasses.asdict(p.measurement())
+
+
+def _profile_failed(p: Pass) -> tuple[str, dict[str, Any]]:
+    return "failed", {"error": f"the cProfile pass stopped: {p.reason}"}
+
+
+def cprofile(runner: Any, path: str, stop: threading.Event) -> tuple[str, dict[str, Any]]:
     """The run again under cProfile (threads it does not see are not in the file)."""
     profiler = cProfile.Profile()
+    p = Pass(runner, stop)
     with tempfile.TemporaryDirectory() as workers_dir:
         profiler.enable()
         try:
-            tally, _ = runner.run(stop, prof_dir=workers_dir)
+            healthy = p.run(_profile_failed, prof_dir=workers_dir)
         finally:
             profiler.disable()
+        if not healthy:
+            return _profile_failed(p)
         stats = pstats.Stats(profiler)
         for name in sorted(os.listdir(workers_dir)):
             stats.add(os.path.join(workers_dir, name))
         stats.dump_stats(path)
-    return {"path": path, "ops": tally.ok, "errors": tally.errors}
+    return "profiled", {"path": path, "ops": p.tally.ok, "errors": p.tally.errors}
 
 
 def main() -> int:
@@ -101,17 +153,26 @@ def main() -> int:
     except Exception as exc:
         say("failed", {"error": f"{type(exc).__name__}: {exc}"})
         return 2
+    healthy = True
     try:
         say("ready", {"pid": os.getpid()})
         if sys.stdin.readline().strip() != "go":
             return 0
-        say("done", dataclasses.asdict(measure(runner, stop, region_call_ns)))
+        measured = Pass(runner, stop, region_call_ns)
+        healthy = measured.run(_done)
+        say(*_done(measured))
         command = sys.stdin.readline().rstrip("\n").split(" ", 2)  # cprofile N PATH
-        if command[0] == "cprofile" and not stop.is_set():
+        if command[0] == "cprofile" and healthy and not stop.is_set():
             runner.spec = dataclasses.replace(runner.spec, num_ops=int(command[1]))
-            say("profiled", cprofile(runner, command[2], stop))
+            result = cprofile(runner, command[2], stop)
+            healthy = result[0] == "profiled"
+            say(*result)
     finally:
-        runner.close()
+        if healthy:
+            runner.close()
+        else:  # the cluster failed: closing could wait on it; the harness ends this process group
+            sys.stdout.flush()
+            os._exit(EXIT_ABANDONED)
     return 0
 
 

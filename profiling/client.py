@@ -22,9 +22,14 @@ REACTORS = {
     "libev": ("cassandra.io.libevreactor", "LibevConnection", None),
     "asyncio": ("cassandra.io.asyncioreactor", "AsyncioConnection", None),
     "twisted": ("cassandra.io.twistedreactor", "TwistedConnection", "twisted"),
-    "gevent": ("cassandra.io.geventreactor", "GeventConnection", "gevent"),
-    "eventlet": ("cassandra.io.eventletreactor", "EventletConnection", "eventlet"),
 }
+
+_GREEN = ("connection class {0!r} is not offered: the driver's {0} reactor needs every process "
+          "monkey-patched before anything else is imported (the harness, each run's process, its pool "
+          "workers), the instrumentation cannot see a green event loop, and cassandra-driver 3.30 "
+          "deprecates it (gone in 3.31 and from scylla-driver); use libev or asyncio")
+#: Connection classes the driver has and the harness refuses, with the reason.
+REFUSED = {name: _GREEN.format(name) for name in ("gevent", "eventlet")}
 
 
 class ReactorUnavailable(RuntimeError):
@@ -32,24 +37,25 @@ class ReactorUnavailable(RuntimeError):
 
 
 def reactor_problem(name: str) -> str | None:
-    """Why ``--connection-class name`` cannot be used here, or None if it can.
-
-    Checked without importing gevent/eventlet (importing them is harmless, but
-    their reactors only work after monkey-patching, done in the child).
-    """
+    """Why ``--connection-class name`` cannot be used here, or None if it can."""
+    if name in REFUSED:
+        return REFUSED[name]
     if name not in REACTORS:
         return f"unknown connection class {name!r}; choose one of {', '.join(REACTORS)}"
     module, _cls, extra = REACTORS[name]
     if extra and importlib.util.find_spec(extra) is None:
         return f"connection class {name!r} needs the {extra!r} package: pip install {extra}"
-    if name in ("libev", "asyncio"):
-        try:
-            importlib.import_module(module)
-        except Exception as exc:
-            hint = (" (the driver was built without its libev extension: install libev-dev "
-                    "(Debian/Ubuntu) or libev-devel, then reinstall cassandra-driver from source)"
-                    if name == "libev" else "")
-            return f"connection class {name!r} does not load: {exc}{hint}"
+    if importlib.util.find_spec(module) is None:
+        from pyfactories import _driver
+
+        return f"connection class {name!r} is not in this driver ({_driver.distribution()} has no {module})"
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        hint = (" (the driver was built without its libev extension: install libev-dev "
+                "(Debian/Ubuntu) or libev-devel, then reinstall cassandra-driver from source)"
+                if name == "libev" else "")
+        return f"connection class {name!r} does not load: {exc}{hint}"
     return None
 
 
@@ -62,20 +68,7 @@ def connection_class(name: str) -> type:
     if problem:
         raise ReactorUnavailable(problem)
     module, cls, _extra = REACTORS[name]
-    if name in ("gevent", "eventlet"):
-        _monkey_patch(name)
     return getattr(importlib.import_module(module), cls)
-
-
-def _monkey_patch(name: str) -> None:
-    if name == "gevent":
-        from gevent import monkey
-
-        monkey.patch_all()
-    else:
-        import eventlet
-
-        eventlet.monkey_patch()
 
 
 def allow_profiling() -> None:

@@ -35,6 +35,7 @@ _state: dict[str, Any] = {}
 def _init(spec: RunSpec, ready: Any, failures: Any) -> None:
     global _client
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    client_mod.die_with_parent()  # the forkserver: it ends when the run's process does
     client_mod.allow_profiling()
     try:
         _client = client_mod.open_client(spec)
@@ -80,6 +81,8 @@ class PoolRun:
         self.processes = max(1, spec.processes)
         self.recorder = instrument.Recorder()
         self.pool: Any = None
+        self.before = self.recorder.snapshot()
+        self.latest: dict[int, tuple[int, dict[str, Any]]] = {}
 
     def start(self, timeout: float = 180.0) -> None:
         mp = multiprocessing.get_context("forkserver")
@@ -91,14 +94,13 @@ class PoolRun:
         if not failures.empty():
             raise RuntimeError(failures.get())
 
-    def run(self, stop: threading.Event, prof_dir: str | None = None) -> tuple[Tally, dict[str, Any]]:
+    def run(self, stop: threading.Event, tally: Tally, prof_dir: str | None = None) -> None:
         """Feed the pool (at most two tasks per worker queued) until done or stopped."""
         n, pattern = self.spec.num_ops, self.spec.pattern
         chunk = PATTERNS[pattern].chunk or self.spec.concurrency
         bounds = iter([(s, min(s + chunk, n)) for s in range(0, n, chunk)])
-        tally = Tally()
-        latest: dict[int, tuple[int, dict[str, Any]]] = {}
-        before = self.recorder.snapshot()
+        self.latest = {}
+        self.before = self.recorder.snapshot()
         wait = self.recorder.wait if self.spec.instrumentation else _untimed
         pending: collections.deque[Any] = collections.deque()
         while True:
@@ -112,12 +114,20 @@ class PoolRun:
                 break
             pid, seq, counts, delta = wait(pending.popleft().get)
             tally.add(counts)
-            if seq > latest.get(pid, (0, None))[0]:
-                latest[pid] = (seq, delta)
-        own = instrument.delta(before, self.recorder.snapshot())
-        combined = instrument.combine([own] + [d for _seq, d in latest.values()])
-        combined["processes"] = len(latest)
-        return tally, combined
+            if seq > self.latest.get(pid, (0, None))[0]:
+                self.latest[pid] = (seq, delta)
+
+    def delta(self) -> dict[str, Any]:
+        """The pool's instrumentation since the last ``run`` began: this process's own, and each
+        worker's as of its latest finished task."""
+        own = instrument.delta(self.before, self.recorder.snapshot())
+        combined = instrument.combine([own] + [d for _seq, d in self.latest.values()])
+        combined["processes"] = len(self.latest)
+        return combined
+
+    def progress(self) -> int:
+        """Tasks finished so far (for the watchdog)."""
+        return int(self.recorder.snapshot()["calls"]["wait"])
 
     def close(self) -> None:
         if self.pool is not None:

@@ -8,7 +8,8 @@ of them to pool workers (:mod:`profiling.multiproc`), each running the same body
 the end-to-end benchmark and the pool workers all run these bodies. Every blocking call goes
 through ``ctx.wait`` (a timed ``wait`` region), every failure is counted in ``ctx.tally`` by
 exception type, and every pattern stops issuing new requests once ``ctx.stop`` is set
-(Ctrl-C), lets the requests in flight finish, and returns.
+(Ctrl-C, or :mod:`profiling.watchdog` when requests keep failing), lets the requests in flight
+finish, and returns.
 """
 
 from __future__ import annotations
@@ -183,8 +184,12 @@ def callback_full_pipeline(ctx: Context, ops: range) -> None:
     lock = threading.Lock()
     done = threading.Event()
     in_flight = 0
+    local = threading.local()  # ``starting``: this thread is in add_callbacks; ``ended``: it ran them
 
     def start_next() -> None:
+        """Start requests until one is in flight or none is left. A request that completes inside
+        ``add_callbacks`` (one that failed at once: no host) is followed by this loop, not by a
+        nested call, which would nest one call per request while a node is down."""
         nonlocal in_flight
         while True:
             with lock:
@@ -195,17 +200,26 @@ def callback_full_pipeline(ctx: Context, ops: range) -> None:
                     return
                 in_flight += 1
             future = _submit(ctx, i)
-            if future is not None:
+            if future is None:  # the request failed to start: try the next one
+                with lock:
+                    in_flight -= 1
+                continue
+            local.starting, local.ended = True, False
+            try:
                 future.add_callbacks(on_success, on_error)
+            finally:
+                local.starting = False
+            if not local.ended:
                 return
-            with lock:  # the request failed to start: try the next one
-                in_flight -= 1
 
     def finished() -> None:
         nonlocal in_flight
         with lock:
             in_flight -= 1
-        start_next()
+        if getattr(local, "starting", False):
+            local.ended = True
+        else:
+            start_next()
 
     def on_success(rows: Any) -> None:
         ctx.tally.success(rows)

@@ -6,9 +6,14 @@ pattern runs, py-spy stops, and, if asked, the pattern runs again under
 cProfile. The harness writes each run's artifacts and, after every run,
 ``summary.json`` again, so an interrupted session leaves what it has.
 
-Ctrl-C: the first one stops the current run early (its partial result is
-kept and marked ``interrupted``) and skips the rest; the second one kills the
-run's processes. Either way the reports are written.
+Ctrl-C (SIGINT) or SIGTERM: the first one stops the current run early (its partial result is
+kept and marked ``interrupted``, with the reason) and skips the rest; the second one kills the
+run's processes. Either way the reports are written; the exit code is 130 (SIGINT) or 143 (SIGTERM).
+
+A node that dies: the run's child gives up on requests that keep failing (:mod:`profiling.watchdog`)
+and reports what it measured, marked interrupted with the reason; if no contact point answers any
+more, the remaining runs are skipped, the reports say so and the exit code is 3. Every run's
+processes (the child, its pool workers, py-spy) are ended by process group.
 """
 
 from __future__ import annotations
@@ -20,22 +25,35 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import advice, instrument, pyspy, report, repeats, sampling, warmup
+from cassandra.cluster import NoHostAvailable
+
+from . import instrument, publish, pyspy, report, repeats, sampling, warmup
 from .child import PREFIX
-from .cluster import connect, reach
+from .cluster import Contact, connect, reach
 from .flame import write_speedscope, write_svg
+from .node import protocol
 from .patterns import PATTERNS
+from .processes import kill_group, reader, wait_exited
 from .spec import Measurement, RunSettings, RunSpec
 from .workload import Workload
 
 
 #: py-spy --subprocesses finds a pool's workers a moment after it starts sampling.
 SUBPROCESS_DISCOVERY_S = 1.0
+#: How long a run's process may take to exit once told to; then its process group is killed.
+CHILD_EXIT_S = 30.0
+#: How long the end of a session waits for a cluster (connecting to drop the keyspace).
+CONNECT_TIMEOUT_S = 5.0
+#: After a run whose requests failed: handshakes with every contact point, this many times a second
+#: apart, each given this long (a busy node may be slow to answer; a dead one refuses at once).
+CHECK_ATTEMPTS, CHECK_TIMEOUT_S = 3, 3.0
+#: The exit code of a session that lost its cluster (as ``python -m profiling.node status``'s "not up").
+EXIT_CLUSTER_GONE = 3
+SIGNALS: dict[int, str] = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
 
 
 @dataclass(kw_only=True)
@@ -100,31 +118,49 @@ class Harness:
         self.runs: list[dict[str, Any]] = []  # every run, repeats apart
         self.warmups: dict[str, dict[str, Any]] = {}  # workload kind -> the node warm-up before it
         self.stopping = False
+        self.stop_reason: str | None = None
+        self.exit_code: int | None = None
         self._child: subprocess.Popen[str] | None = None
         self._spy: pyspy.PySpy | None = None
 
-    # -- Ctrl-C ------------------------------------------------------------------------------
+    # -- Ctrl-C, SIGTERM, a cluster that is gone -------------------------------------------------
 
-    def _on_sigint(self, _signum: int, _frame: Any) -> None:
-        if self.stopping:  # second Ctrl-C
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        if self.stopping and self.exit_code in (130, 143):  # the second signal
             self._kill()
             raise KeyboardInterrupt
-        self.stopping = True
-        print("\n[profiling] Ctrl-C: finishing the current run early, then writing the reports "
+        self._stop(SIGNALS.get(signum, f"signal {signum}"), 128 + signum)
+        print(f"\n[profiling] {self.stop_reason}: finishing the current run early, then writing the reports "
               "(Ctrl-C again to abort it)", flush=True)
-        if self._child and self._child.poll() is None:
+        if self._child and wait_exited(self._child, 0) is None:
             self._child.send_signal(signal.SIGINT)
 
+    def _stop(self, reason: str, exit_code: int) -> None:
+        """No further runs, for ``reason`` (the first reason stays)."""
+        if not self.stopping:
+            self.stopping, self.stop_reason, self.exit_code = True, reason, exit_code
+
     def _kill(self) -> None:
-        for proc in (self._child, self._spy.proc if self._spy else None):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
+        if self._spy:
+            self._spy.kill()
+        if self._child:
+            kill_group(self._child)
+
+    def _check_cluster(self, row: dict[str, Any]) -> None:
+        """After a run with failed requests: stop the session if no contact point answers."""
+        if not (row.get("failed") or row.get("interrupted_reason") or row.get("errors")) or self.stopping:
+            return
+        contact = self.opts.contact()
+        if not _answers(contact):
+            self._stop(f"the cluster stopped answering ({contact}) during {row['workload']} {row['pattern']} "
+                       f"{row['factory']}", EXIT_CLUSTER_GONE)
+            print(f"[profiling] {self.stop_reason}: skipping the remaining runs", flush=True)
 
     # -- the session -------------------------------------------------------------------------
 
     def run(self) -> list[dict[str, Any]]:
         os.makedirs(self.opts.out, exist_ok=True)
-        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
         try:
             order = repeats.plan(self.opts.combos(), self.opts.repeat)
             if self.opts.recheck_first and order:
@@ -152,8 +188,10 @@ class Harness:
                     if r["workload"] in self.warmups:
                         r["node_warmup"] = self.warmups[r["workload"]]
                 report.write_json(self.rows, self.opts.out)
+                self._check_cluster(row)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             self._kill()
         return self.rows
 
@@ -168,7 +206,8 @@ class Harness:
         child = self._child = subprocess.Popen(
             [sys.executable, "-m", "profiling.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True, start_new_session=True, cwd=os.getcwd())
-        lines = _reader(child)
+        lines = reader(child)
+        result: dict[str, Any] | None = None
         try:
             self._send(spec.to_json())
             kind_, msg = self._expect(lines, ("ready", "failed"), o.timeout)
@@ -177,23 +216,29 @@ class Harness:
             raw = os.path.join(o.out, f"{name}.raw.txt")
             spy_problem = self._start_spy(child.pid, raw, spec.multiprocess) if o.pyspy else None
             self._send("go")
+            print(f"  measuring (pid {child.pid}; Ctrl-C stops it early and keeps what it measured)", flush=True)
             _kind, result = self._expect(lines, ("done",), o.timeout)
             if self._spy:
                 spy_problem = self._spy.stop()
                 self._spy = None
-            if o.cprofile and not self.stopping and repeat == 1:  # once per combination
+            if o.cprofile and not self.stopping and repeat == 1 and not result["interrupted"]:  # once per combination
                 prof = os.path.join(o.out, f"{name}.prof")
                 self._send(f"cprofile {o.cprofile_ops or max(1, o.num_ops // 4)} {os.path.abspath(prof)}")
-                _kind, profiled = self._expect(lines, ("profiled",), o.timeout)
-                row["artifacts"]["prof"] = os.path.basename(prof)
-                row["cprofile_ops"] = profiled["ops"]
+                kind_, profiled = self._expect(lines, ("profiled", "failed"), o.timeout)
+                if kind_ == "failed":
+                    row["warnings"].append(f"no cProfile file: {profiled['error']}")
+                else:
+                    row["artifacts"]["prof"] = os.path.basename(prof)
+                    row["cprofile_ops"] = profiled["ops"]
             else:
                 self._send("exit")
-            child.wait(60)
+            wait_exited(child, CHILD_EXIT_S)
         except (ChildEnded, TimeoutError, subprocess.TimeoutExpired, BrokenPipeError) as exc:
-            return _failed(row, f"{type(exc).__name__}: {exc}")
+            if result is None:
+                return _failed(row, f"{type(exc).__name__}: {exc}")
+            row["warnings"].append(f"after its measurement, the run's process: {type(exc).__name__}: {exc}")
         finally:
-            self._kill()
+            self._kill()  # the child's process group: its pool workers too
             self._spy = None
             child.wait()
             for pipe in (child.stdin, child.stdout):
@@ -207,6 +252,9 @@ class Harness:
         _fill(row, measured)
         if PATTERNS[pattern].warning:
             row["warnings"][0] += f" (this run: max RSS {measured.max_rss_mb:.0f} MB)"
+        if measured.interrupted:
+            row["interrupted_reason"] = measured.interrupted_reason or self.stop_reason or "stopped early"
+            row["warnings"].append(f"interrupted: {row['interrupted_reason']}")
         if o.pyspy:
             self._add_samples(row, raw, name, spy_problem)
         return row
@@ -269,8 +317,8 @@ class Harness:
             except queue.Empty:
                 continue
             if line is None:
-                raise ChildEnded(f"the run's process ended (exit code {self._child and self._child.wait()}) "
-                                  f"before saying {'/'.join(kinds)}")
+                code = wait_exited(self._child, CHILD_EXIT_S) if self._child else None
+                raise ChildEnded(f"the run's process ended (exit code {code}) before saying {'/'.join(kinds)}")
             if line.startswith(PREFIX):
                 kind, _, payload = line[len(PREFIX):].partition(" ")
                 if kind in kinds:
@@ -279,17 +327,14 @@ class Harness:
                 print(f"  | {line}", flush=True)
 
 
-def _reader(child: subprocess.Popen[str]) -> queue.Queue[str | None]:
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert child.stdout is not None
-        for line in child.stdout:
-            lines.put(line.rstrip("\n"))
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
+def _answers(contact: Contact) -> bool:
+    """Does any contact point answer a CQL handshake (in one of ``CHECK_ATTEMPTS`` tries)?"""
+    for attempt in range(CHECK_ATTEMPTS):
+        if attempt:
+            time.sleep(1.0)
+        if any(protocol.answers(host, contact.port, timeout=CHECK_TIMEOUT_S) for host in contact.hosts):
+            return True
+    return False
 
 
 def _slug(text: str) -> str:
@@ -317,8 +362,10 @@ def prepare_data(opts: Options) -> None:
     """Create the keyspace and tables, load the partitions the selects read."""
     from .client import connection_class
 
+    options: dict[str, Any] = {"protocol_version": opts.protocol_version} if opts.protocol_version else {}
     cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class),
-                               **({"protocol_version": opts.protocol_version} if opts.protocol_version else {}))
+                               connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S,
+                               **options)
     try:
         for kind in opts.kinds:
             opts.workload(kind).load(session)
@@ -330,7 +377,8 @@ def drop_data(opts: Options) -> None:
     from .client import connection_class
 
     try:
-        cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class))
+        cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class),
+                                   connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S)
     except Exception as exc:  # leaving data behind is no reason to lose the results
         print(f"[profiling] could not drop keyspace {opts.keyspace}: {exc}", flush=True)
         return
@@ -346,58 +394,52 @@ def run_session(opts: Options) -> int:
     """A cluster (``--hosts``, or the local node, started if needed and then stopped), data,
     every run, the reports."""
     harness = Harness(opts)
+
+    def interrupt(signum: int, _frame: Any) -> None:  # SIGTERM outside the runs: as Ctrl-C there
+        harness._stop(SIGNALS[signum], 128 + signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         with reach(opts.hosts, opts.port) as contact:
             opts.hosts, opts.port = contact.hosts, contact.port
             try:
                 print(f"[profiling] cluster {contact}, keyspace {opts.keyspace}, output {opts.out}", flush=True)
-                prepare_data(opts)
-                harness.run()
+                try:
+                    prepare_data(opts)
+                except NoHostAvailable as exc:
+                    harness._stop(f"the cluster does not answer ({contact}): {exc}", EXIT_CLUSTER_GONE)
+                    print(f"[profiling] {harness.stop_reason}", flush=True)
+                else:
+                    harness.run()
             except KeyboardInterrupt:
-                harness.stopping = True
+                harness._stop(SIGNALS[signal.SIGINT], 130)
             finally:
                 try:
-                    write_reports(opts, harness.rows)
+                    write_reports(opts, harness.rows, harness.stop_reason)
                 finally:
-                    if not opts.keep_data:
+                    if not opts.keep_data and harness.exit_code != EXIT_CLUSTER_GONE:
                         drop_data(opts)
     except KeyboardInterrupt:  # while the node was starting or stopping: what there is is reported
-        harness.stopping = True
-        write_reports(opts, harness.rows)
-    if harness.stopping:
-        return 130
-    return 1 if any(r.get("failed") for r in harness.rows) else 0
+        harness._stop(SIGNALS[signal.SIGINT], 130)
+        write_reports(opts, harness.rows, harness.stop_reason)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if harness.exit_code is not None:
+        return harness.exit_code
+    return 1 if any(r.get("failed") or r.get("interrupted_reason") for r in harness.rows) else 0
 
 
-def write_reports(opts: Options, rows: list[dict[str, Any]]) -> None:
-    os.makedirs(opts.out, exist_ok=True)
-    meta = {"command": opts.command, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "python": sys.version.split()[0], "driver": _driver_version(),
+def write_reports(opts: Options, rows: list[dict[str, Any]], interrupted: str | None = None) -> None:
+    meta = {"command": opts.command, "driver": publish.driver_version(),
             "reactor": opts.connection_class, "ops per run": opts.num_ops,
             "requests": f"{opts.statement} statements, timeout "
                         f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
             "instrumentation": "on" if opts.instrumentation else "off",
             "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off",
             **warmup.settings(opts)}
-    advice.annotate(rows)
-    paths = [report.write_json(rows, opts.out), report.write_markdown(rows, opts.out, meta),
-             report.write_html(rows, opts.out, meta)]
-    print("\n" + report.table(rows))
-    print("\n".join(report.costs(rows)))
-    if repeats.check_line(rows):
-        print(repeats.check_line(rows))
-    for row in rows:
-        for w in row.get("warnings", []):
-            print(f"  {row['workload']} {row['pattern']} {row['factory']}: {w}")
-    if advice.lines(rows):
-        print("\nadvice:\n" + "\n".join(f"  - {t}" for t in advice.lines(rows)))
-    print("\n" + "\n".join(f"[profiling] wrote {p}" for p in paths))
-    print(f"[profiling] open {os.path.abspath(paths[-1])}", flush=True)
-
-
-def _driver_version() -> str:
-    import cassandra
-
-    from pyfactories import _driver
-
-    return f"{_driver.distribution()} {cassandra.__version__}"
+    if interrupted:
+        done = {(r["workload"], r["pattern"], r["factory"]) for r in rows}
+        skipped = sum(1 for combo in opts.combos() if combo not in done)
+        meta["interrupted"] = f"{interrupted}; {skipped} of {len(opts.combos())} runs skipped"
+    publish.publish(rows, opts.out, meta)

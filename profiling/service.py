@@ -4,11 +4,9 @@ row (shares, flamegraph, speedscope), the reactor note, and the reports with adv
 from __future__ import annotations
 
 import os
-import sys
-import time
 from typing import Any
 
-from . import advice, foreign, report, sampling
+from . import foreign, publish, report, sampling
 from .flame import write_speedscope, write_svg
 from .instrument import LOOP_THREAD_NAMES
 
@@ -94,18 +92,4 @@ def reactor_note(thread_names: set[str]) -> str | None:
 
 
 def write_reports(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> None:
-    os.makedirs(out, exist_ok=True)
-    advice.annotate(rows)
-    meta = {"command": meta.pop("command"), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "python": sys.version.split()[0], **meta}
-    paths = [report.write_json(rows, out), report.write_markdown(rows, out, meta),
-             report.write_html(rows, out, meta)]
-    print("\n" + report.table(rows))
-    for row in rows:
-        for w in row.get("warnings", []):
-            print(f"  note: {w}")
-    tips = advice.lines(rows)
-    if tips:
-        print("\nadvice:\n" + "\n".join(f"  - {t}" for t in tips))
-    print("\n" + "\n".join(f"[profiling] wrote {p}" for p in paths))
-    print(f"[profiling] open {os.path.abspath(paths[-1])}", flush=True)
+    publish.publish(rows, out, meta)

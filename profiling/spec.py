@@ -92,15 +92,17 @@ class Measurement:
     instrumented: dict[str, Any]  # the instrumentation's clocks (``instrument.delta``)
     max_rss_mb: float
     region_call_ns: float | None = None  # one timed region's calibrated cost (None: not instrumented)
+    interrupted_reason: str | None = None  # why the run stopped early, when its requests failed
 
     @classmethod
     def of(cls, tally: Tally, instrumented: dict[str, Any], wall_s: float, interrupted: bool,
-           max_rss_mb: float, region_call_ns: float | None = None) -> Measurement:
+           max_rss_mb: float, region_call_ns: float | None = None, reason: str | None = None) -> Measurement:
         return cls(ops=tally.ok, rows=tally.rows, errors=tally.errors, retries=tally.retries,
                    error_kinds=dict(tally.error_kinds), first_error=tally.first_error, wall_s=wall_s,
                    client_cpu_s=instrumented["process_ns"] / 1e9, interrupted=interrupted,
                    processes=instrumented.get("processes", 1), loop_threads=instrumented["loop_threads"],
-                   instrumented=instrumented, max_rss_mb=max_rss_mb, region_call_ns=region_call_ns)
+                   instrumented=instrumented, max_rss_mb=max_rss_mb, region_call_ns=region_call_ns,
+                   interrupted_reason=reason)
 
     @property
     def cpu_us_per_op(self) -> float | None:

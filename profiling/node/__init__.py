@@ -8,7 +8,9 @@ benchmarks and the tests reach a cluster through ``profiling.cluster.reach``, wh
 ``PYFACTORIES_HOSTS=h1,h2`` (and ``PYFACTORIES_PORT``) selects a cluster of the
 user's own: ``ensure_up`` then starts nothing and returns those hosts.
 Other knobs: ``PYFACTORIES_CACHE`` (jars and node data, default
-``<repo>/.cache/cassandra``), ``PYFACTORIES_HEAP``, ``JAVA_HOME``.
+``<repo>/.cache/cassandra``), ``PYFACTORIES_HEAP``, ``JAVA_HOME``; a second cluster beside the
+first: ``PYFACTORIES_NODES_DIR`` (its folder) and ``PYFACTORIES_FIRST_ADDRESS`` (node 1's
+loopback address, e.g. 127.0.0.5).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ its data (another run may be using it: the node is shared).
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from profiling.client import connection_class, default_reactor
 from profiling.cluster import connect
 from profiling.instrument import CATEGORIES
 from profiling.runner import Harness, Options, prepare_data
+from tests.profiling.procs import group_gone
 
 pytestmark = pytest.mark.integration
 
@@ -121,23 +123,30 @@ def test_cli_writes_table_flamegraphs_profiles_and_summary(contact, tmp_path):
     assert "<table>" in (out / "index.html").read_text()
 
 
-def test_ctrl_c_stops_cleanly_and_writes_what_it_has(contact, tmp_path):
+@pytest.mark.parametrize("signum, pattern", [(signal.SIGINT, "sync"), (signal.SIGTERM, "multiprocess_concurrent")],
+                         ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_cleanly_and_writes_what_it_has(contact, tmp_path, signum, pattern):
     out = tmp_path / "run"
-    proc = subprocess.Popen(_cli(contact, out, "--pattern", "sync", "--factory", "tuple", "--read",
-                                 "-n", "1000000", "--profiler", "pyspy"),
+    proc = subprocess.Popen(_cli(contact, out, "--pattern", pattern, "--factory", "tuple", "--factory", "named_tuple",
+                                 "--read", "-n", "1000000", "--profiler", "pyspy"),
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     for line in proc.stdout:
-        if "1/1 read sync" in line:
+        if found := re.search(r"measuring \(pid (\d+)", line):
+            child = found.group(1)
             break
     time.sleep(4)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 130, rest
-    (row,) = json.loads((out / "summary.json").read_text())
+    assert proc.returncode == 128 + signum, rest
+    (row,) = json.loads((out / "summary.json").read_text())  # the second factory's run was skipped
     assert row["interrupted"] and 0 < row["ops"] < 1_000_000 and row["errors"] == 0
+    assert row["interrupted_reason"].startswith(signal.Signals(signum).name)
+    for report in ("summary.md", "index.html"):
+        assert f"interrupted: {signal.Signals(signum).name}" in (out / report).read_text()
     assert (out / row["artifacts"]["flamegraph"]).exists() and (out / "index.html").exists()
     assert not _processes_mentioning(str(out)), "py-spy left running"
+    assert group_gone(child), "the run's processes (or its pool workers) left running"
 
 
 def _processes_mentioning(text):

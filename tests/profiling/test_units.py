@@ -355,8 +355,8 @@ def test_cli_errors_are_clear(capsys):
     assert "unknown factory" in capsys.readouterr().err
     assert main(["run", "--factory", "json:no_such_function"]) == 2
     assert "cannot import row factory" in capsys.readouterr().err
-    assert main(["run", "--connection-class", "twisted"]) == 2
-    assert "twisted" in capsys.readouterr().err
+    assert main(["run", "--connection-class", "gevent"]) == 2
+    assert "'gevent' is not offered" in capsys.readouterr().err
     assert main(["run", "--threads", "0"]) == 2
     with pytest.raises(SystemExit):
         main(["run", "--pattern", "nope"])

@@ -1,0 +1,85 @@
+"""The watchdog that ends a run whose requests fail or stall, and the node option that gives a
+test a node of its own (pure: no node, no network)."""
+
+import threading
+import time
+
+import pytest
+
+from profiling.node import config
+from profiling.node.config import Node
+from profiling.patterns import Tally
+from profiling.watchdog import Watchdog
+
+FAST = {"failing_s": 0.5, "stalled_s": 1.0, "grace_s": 0.5}
+
+
+def _feed(tally, stop, every_s, outcome, until):
+    """Count an outcome every ``every_s`` until ``until`` (or the stop event) is set."""
+    while not (stop.is_set() or until.is_set()):
+        outcome(tally)
+        time.sleep(every_s)
+
+
+def _run(outcome, seconds=3.0, **kw):
+    tally, stop, until = Tally(), threading.Event(), threading.Event()
+    feeder = threading.Thread(target=_feed, args=(tally, stop, 0.01, outcome, until))
+    t0 = time.monotonic()
+    with Watchdog(tally, stop, **{**FAST, **kw}) as dog:
+        feeder.start()
+        stop.wait(seconds)
+        until.set()
+        feeder.join()
+    return dog, stop, time.monotonic() - t0
+
+
+def test_failing_requests_stop_the_run_with_the_reason():
+    dog, stop, took = _run(lambda t: t.error(ConnectionError("node gone")))
+    assert stop.is_set() and took < 2.0
+    assert dog.reason.startswith("requests failing:") and "ConnectionError" in dog.reason
+
+
+def test_failures_between_successes_are_not_a_reason_to_stop():
+    flip = iter(range(10**9))
+    dog, stop, _ = _run(lambda t: t.success() if next(flip) % 2 else t.error(ValueError("one bad row")))
+    assert not stop.is_set() and dog.reason is None
+
+
+def test_nothing_moving_is_a_stall():
+    dog, stop, took = _run(lambda t: None)
+    assert stop.is_set() and 0.9 < took < 2.5
+    assert dog.reason.startswith("nothing answered")
+
+
+def test_progress_counts_as_movement():
+    ticks = iter(range(10**9))
+    dog, stop, _ = _run(lambda t: None, seconds=2.0, progress=lambda: next(ticks))
+    assert not stop.is_set() and dog.reason is None
+
+
+def test_a_pattern_that_does_not_return_is_abandoned_with_the_reason():
+    tally, stop, abandoned = Tally(), threading.Event(), []
+    with Watchdog(tally, stop, on_abandon=abandoned.append, **FAST):
+        tally.error(ConnectionError("node gone"))
+        time.sleep(2.0)  # a pattern stuck on a request that never ends
+    assert stop.is_set() and len(abandoned) == 1
+    assert abandoned[0].startswith("requests failing") and "abandoned after" in abandoned[0]
+
+
+def test_a_node_of_its_own_on_another_address(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYFACTORIES_NODES_DIR", str(tmp_path))
+    monkeypatch.setenv("PYFACTORIES_FIRST_ADDRESS", "127.0.0.21")
+    first, second = Node(1), Node(2)
+    assert (first.address, second.address) == ("127.0.0.21", "127.0.0.22")
+    assert (first.jmx_port, second.jmx_port) == (config.JMX_BASE_PORT + 20, config.JMX_BASE_PORT + 21)
+    assert first.root == tmp_path / "node1"
+    yaml = config.cassandra_yaml(second)
+    assert "listen_address: 127.0.0.22" in yaml and '"127.0.0.21:7000"' in yaml  # node 1 is the seed
+    assert str(tmp_path / "node2" / "data") in yaml
+
+
+@pytest.mark.parametrize("bad", ["10.0.0.1", "127.0.0.0", "127.0.0.250", "localhost"])
+def test_a_bad_first_address_is_refused(monkeypatch, bad):
+    monkeypatch.setenv("PYFACTORIES_FIRST_ADDRESS", bad)
+    with pytest.raises(ValueError, match="PYFACTORIES_FIRST_ADDRESS"):
+        Node(1).address
