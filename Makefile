@@ -13,9 +13,9 @@ DEPS := $(VENV)/.deps-installed
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
 PATTERN ?=
 FACTORY ?=
-# three runs of each combination, round-robin, of 5,000 operations each: the default set in minutes
+# three runs of each combination, round-robin, of 10,000 operations each: the default set in minutes
 REPEAT ?= 3
-PROFILE_OPS ?= 5000
+PROFILE_OPS ?= 10000
 PROFILE_ARGS ?=
 # Options of `make bench`, e.g. BENCH_ARGS="--server-pid 1234" for a node on this machine it did not start
 BENCH_ARGS ?=
