@@ -34,13 +34,14 @@ small machine.
 from __future__ import annotations
 
 import collections
-import linecache
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
+from . import regionwindow
 from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
+from .syscalls import SYSCALL_NATIVE, at_wake_site, in_syscall  # noqa: F401 (SYSCALL_NATIVE: public here)
 
 _MARKER_FILE = "instrument.py"
 
@@ -143,59 +144,6 @@ def is_idle(frames: list[Frame]) -> bool:
     return any(last.file.endswith(suffix) and last.short == name for suffix, name in IDLE_PYTHON)
 
 
-#: A source line that makes a system call: the reactors' socket send and recv, the release
-#: of a lock another thread waits on (``Condition.notify``), a futex wake, and the regions'
-#: reads of the thread's CPU clock (``clock_gettime`` of a thread clock is a system call).
-_SYSCALL_LINE = re.compile(
-    r"\.(send|sendall|sendmsg|sendto|recv|recv_into|recvmsg|recvfrom|release)\(|\b_clock\(\)")
-#: Those calls that wake another thread or process (the server, for a socket send): a thread
-#: is often preempted right there by the one it woke, and still looks busy to py-spy.
-_WAKE_LINE = re.compile(r"\.(send|sendall|sendmsg|sendto|release)\(")
-#: Native functions of those calls (with ``--native``).
-SYSCALL_NATIVE = frozenset({
-    "send", "__send", "__libc_send", "sendmsg", "__libc_sendmsg", "sendto", "__libc_sendto",
-    "recv", "__recv", "__libc_recv", "recvmsg", "__libc_recvmsg", "recvfrom", "__libc_recvfrom",
-    "sock_send_impl", "sock_recv_impl", "sock_sendmsg_impl", "sock_recv_into_impl",
-    "futex_wake", "__lll_unlock_wake", "lll_unlock_wake", "PyThread_release_lock",
-})
-
-
-def in_syscall(frames: list[Frame]) -> bool:
-    """Is this (busy) sample inside a system call (socket I/O, waking a thread)?
-
-    Its CPU is kernel time, which the kernel's per-thread accounting gives
-    apart (``sys_ns``); and a thread is often preempted right there (the call
-    wakes the server or another thread, which takes the core), so py-spy
-    keeps seeing it "running" at that line. Spreading user CPU over these samples too would
-    count that time twice and shrink every other category.
-    """
-    return _in_call(frames, SYSCALL_NATIVE, _SYSCALL_LINE)
-
-
-_WAKE_NATIVE = frozenset(f for f in SYSCALL_NATIVE if "recv" not in f)
-
-
-def at_wake_site(frames: list[Frame]) -> bool:
-    """Is this (busy) sample inside a system call that wakes another thread or process?"""
-    return _in_call(frames, _WAKE_NATIVE, _WAKE_LINE)
-
-
-def _in_call(frames: list[Frame], natives: frozenset[str], line: re.Pattern[str]) -> bool:
-    """Is the sample in one of ``natives`` (native frames) or, without native frames, at a
-    Python source line matching ``line``?"""
-    if not frames:
-        return False
-    k = len(frames)
-    while k and not frames[k - 1].python:
-        k -= 1
-        if frames[k].func in natives:
-            return True
-    if k < len(frames):
-        return False
-    last = frames[-1]
-    return bool(line.search(linecache.getline(last.file, last.line)))
-
-
 def _marker(frame: Frame) -> str | None:
     if frame.python and frame.file.endswith(_MARKER_FILE):
         return MARKERS.get(frame.short)
@@ -265,6 +213,31 @@ def classify(stack: Stack, by_module: bool = False) -> str | None:
     return base_category(stack.thread)
 
 
+def attribute(stack: Stack, by_module: bool = False) -> list[tuple[str, float]] | None:
+    """A sample's categories with their weights (summing to 1), or None for an idle one.
+
+    As :func:`classify`, except where the innermost marker frame stands outside its
+    region's clock readings or on one of them (:mod:`profiling.regionwindow`): that
+    sample belongs to the enclosing category, wholly or by half.
+    """
+    category = classify(stack, by_module)
+    if category is None or by_module:
+        return None if category is None else [(category, 1.0)]
+    frames = [parse_frame(f) for f in stack.frames]
+    marked = [k for k, frame in enumerate(frames) if _marker(frame)]
+    if not marked:
+        return [(category, 1.0)]
+    inner = frames[marked[-1]]
+    outer = _marker(frames[marked[-2]]) if len(marked) > 1 else None
+    where = regionwindow.side(inner.file, inner.line, marked[-1] == len(frames) - 1)
+    enclosing = outer or base_category(stack.thread)
+    if where == regionwindow.OUTSIDE:
+        return [(enclosing, 1.0)]
+    if where == regionwindow.READING:
+        return [(category, 0.5), (enclosing, 0.5)]
+    return [(category, 1.0)]
+
+
 def has_markers(stacks: Iterable[Stack]) -> bool:
     return any(_marker(parse_frame(f)) for s in stacks for f in s.frames)
 
@@ -311,22 +284,25 @@ class Samples:
         out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
         for stack in stacks:
             out.seen[stack.tid] += stack.count
-            category = rule(stack) if rule else classify(stack, by_module)
-            if category is None:
+            category = rule(stack) if rule else None
+            parts = [(category, 1.0)] if category else None if rule else attribute(stack, by_module)
+            if parts is None:
                 out.idle += stack.count
                 continue
-            out.by_thread[stack.tid][category] += stack.count
             out.names[stack.tid] = stack.thread
             frames = [parse_frame(f) for f in stack.frames]
-            if in_syscall(frames):
-                out.in_kernel[stack.tid][category] += stack.count
-                if at_wake_site(frames):
-                    out.at_wake[stack.tid][category] += stack.count
+            kernel, wake = in_syscall(frames), at_wake_site(frames)
+            for category, weight in parts:
+                out.by_thread[stack.tid][category] += stack.count * weight
+                if kernel:
+                    out.in_kernel[stack.tid][category] += stack.count * weight
+                    if wake:
+                        out.at_wake[stack.tid][category] += stack.count * weight
         return out
 
     @property
     def busy(self) -> int:
-        return sum(sum(c.values()) for c in self.by_thread.values())
+        return round(sum(sum(c.values()) for c in self.by_thread.values()))
 
     def counts(self) -> dict[str, int]:
         total: collections.Counter[str] = collections.Counter(dict.fromkeys(CATEGORIES, 0))
@@ -379,19 +355,22 @@ class Samples:
                       ) -> dict[str, float]:
         """A thread's kernel CPU (ns) by category.
 
-        On the event loop, its samples inside system calls tell where (the instrumented
-        regions' clocks count the kernel time of the calls made in them: reading the thread
-        clock, waking the loop in timers, receives in socket), each standing for one sampling
-        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU; the
-        rest, spent where the thread looks idle to a sampler (waiting for its sockets,
-        waking up), is socket. Samples at wake sites (:func:`at_wake_site`) do not count:
-        a thread is preempted there by the one it woke, for far longer than the call lasts.
-        Without ``wall_ns`` the kernel CPU is split in the proportions of those samples.
-        Elsewhere it all goes to :func:`_kernel_category`.
+        Its samples inside system calls tell where (the instrumented regions' clocks count
+        the kernel time of the calls made in them: reading the thread clock, waking the
+        loop from a request or a timer, receives in socket), each standing for one sampling
+        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU;
+        the rest, spent where the thread looks idle to a sampler, goes to
+        :func:`_kernel_category` (on the event loop: waiting for its sockets, waking up;
+        elsewhere: blocking and being woken, mostly in the pattern's waits). This holds on
+        every thread: a thread that issues requests makes system calls in ``request``,
+        ``timers`` and the regions' clock readings, not only in ``wait``. Samples at wake
+        sites (:func:`at_wake_site`) do not count: a thread is preempted there by the one
+        it woke, for far longer than the call lasts. Without ``wall_ns`` the kernel CPU is
+        split in the proportions of those samples.
         """
         home = _kernel_category(thread_name)
         counts = self.in_kernel.get(tid, collections.Counter()) - self.at_wake.get(tid, collections.Counter())
-        if thread_name not in LOOP_THREAD_NAMES or not counts:
+        if not counts:
             return {home: kernel}
         if not wall_ns or not self.seen.get(tid):
             total = sum(counts.values())
