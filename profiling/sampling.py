@@ -41,6 +41,7 @@ from typing import Callable, Iterable, Iterator
 from . import regionwindow
 from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
+from .truncated import Completion
 from .syscalls import SYSCALL_NATIVE, at_wake_site, in_syscall  # noqa: F401 (SYSCALL_NATIVE: public here)
 
 _MARKER_FILE = "instrument.py"
@@ -273,6 +274,8 @@ class Samples:
     #: the part of ``in_kernel`` at a call that wakes another thread (see :func:`at_wake_site`)
     at_wake: dict[str, collections.Counter[str]] = field(
         default_factory=lambda: collections.defaultdict(collections.Counter))
+    #: busy samples cut short (see :mod:`profiling.truncated`) that no complete stack places
+    unplaced: int = 0
     #: per thread id, every sample py-spy took of it, idle ones included
     seen: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -282,6 +285,7 @@ class Samples:
         (a stack's category, None for an idle one) when given."""
         by_module = rule is not None or not has_markers(stacks)
         out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
+        completion = None if by_module else Completion(stacks, parse_frame, frame_categories)
         for stack in stacks:
             out.seen[stack.tid] += stack.count
             category = rule(stack) if rule else None
@@ -291,6 +295,11 @@ class Samples:
                 continue
             out.names[stack.tid] = stack.thread
             frames = [parse_frame(f) for f in stack.frames]
+            if completion and completion.truncated(stack, frames) and not any(map(_marker, frames)):
+                parts = completion.categories(stack, frames)
+                if parts is None:  # nothing tells where it ran: left out
+                    out.unplaced += stack.count
+                    continue
             kernel, wake = in_syscall(frames), at_wake_site(frames)
             for category, weight in parts:
                 out.by_thread[stack.tid][category] += stack.count * weight
