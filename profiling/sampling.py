@@ -22,7 +22,11 @@ dropped here, and the shares weigh each thread by the CPU the kernel says it
 used (:meth:`Samples.shares`); samples inside a system call stand for the
 thread's kernel CPU, accounted apart (:func:`in_syscall`), except at wake
 sites (:func:`at_wake_site`), where a thread is preempted by the one it woke.
-What remains is a bias on a heavily contended machine: a thread that waits for
+Two more rules make a sample count where the clocks count: a region wrapper's
+own lines outside its clock readings belong to the enclosing category
+(:mod:`profiling.regionwindow`), and a stack py-spy cut short takes the
+categories its function has in the thread's complete stacks
+(:mod:`profiling.truncated`). What remains is a bias on a heavily contended machine: a thread that waits for
 a core several times longer than it runs is seen mostly where the scheduler
 stopped it, which is not uniform (after waking another thread, at the next
 system call), so the shares of the event loop's regions drift by several
@@ -42,7 +46,7 @@ from . import regionwindow
 from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
 from .truncated import Completion
-from .syscalls import SYSCALL_NATIVE, at_wake_site, in_syscall  # noqa: F401 (SYSCALL_NATIVE: public here)
+from .syscalls import at_wake_site, in_syscall
 
 _MARKER_FILE = "instrument.py"
 
@@ -302,11 +306,12 @@ class Samples:
                     continue
             kernel, wake = in_syscall(frames), at_wake_site(frames)
             for category, weight in parts:
-                out.by_thread[stack.tid][category] += stack.count * weight
+                n = stack.count * weight
+                _add(out.by_thread[stack.tid], category, n)
                 if kernel:
-                    out.in_kernel[stack.tid][category] += stack.count * weight
+                    _add(out.in_kernel[stack.tid], category, n)
                     if wake:
-                        out.at_wake[stack.tid][category] += stack.count * weight
+                        _add(out.at_wake[stack.tid], category, n)
         return out
 
     @property
@@ -390,6 +395,11 @@ class Samples:
         out = {k: v * interval * scale for k, v in counts.items()}
         out[home] = out.get(home, 0.0) + kernel - evidenced * scale
         return out
+
+
+def _add(counts: collections.Counter[str], category: str, n: float) -> None:
+    """Count ``n`` samples, a fraction when a sample is shared between categories."""
+    counts[category] += n  # type: ignore[assignment]
 
 
 def _kernel_category(thread_name: str) -> str:
