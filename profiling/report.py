@@ -30,8 +30,9 @@ METHODS = {
         "event-loop thread and other elsewhere; each thread's user CPU (kernel accounting) split by its "
         "own samples outside system calls; its kernel CPU (invisible to Python stacks): one sampling "
         "interval for each sample inside a system call, in its category (not at wake sites, a send or a "
-        "release, where a thread is preempted by the one it woke), the rest socket on the event-loop "
-        "thread and wait elsewhere"),
+        "release, where a thread is preempted by the one it woke), the rest (faults, interrupts, sleeps) "
+        "spread over the thread's active samples, those at a sleeping line to socket on the event-loop "
+        "thread and to wait elsewhere"),
 }
 SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "enc", "framing": "frame",
          "dispatch": "disp", "timers": "timer", "request": "req", "socket": "sock", "wait": "wait",

@@ -372,28 +372,39 @@ class Samples:
         Its samples inside system calls tell where (the instrumented regions' clocks count
         the kernel time of the calls made in them: reading the thread clock, waking the
         loop from a request or a timer, receives in socket), each standing for one sampling
-        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU;
-        the rest, spent where the thread looks idle to a sampler, goes to
-        :func:`_kernel_category` (on the event loop: waiting for its sockets, waking up;
-        elsewhere: blocking and being woken, mostly in the pattern's waits). This holds on
-        every thread: a thread that issues requests makes system calls in ``request``,
-        ``timers`` and the regions' clock readings, not only in ``wait``. Samples at wake
-        sites (:func:`at_wake_site`) do not count: a thread is preempted there by the one
-        it woke, for far longer than the call lasts. Without ``wall_ns`` the kernel CPU is
-        split in the proportions of those samples.
+        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU.
+        This holds on every thread: a thread that issues requests makes system calls in
+        ``request``, ``timers`` and the regions' clock readings, not only in ``wait``.
+        Samples at wake sites (:func:`at_wake_site`) do not count: a thread is preempted
+        there by the one it woke, for far longer than the call lasts.
+
+        The rest is kernel CPU at no visible system call: page faults and interrupts taken
+        while the thread runs code (the clocks count them in the region they interrupt),
+        and the way into and out of its sleeps (epoll, futex waits). Nothing shows which,
+        so it is spread evenly over the samples py-spy took of the thread while it was
+        active: by the categories of its busy samples, and to :func:`_kernel_category`
+        for those at a line where it sleeps. Without ``wall_ns`` the kernel CPU is split
+        in the proportions of the samples in system calls.
         """
         home = _kernel_category(thread_name)
-        counts = self.in_kernel.get(tid, collections.Counter()) - self.at_wake.get(tid, collections.Counter())
-        if not counts:
-            return {home: kernel}
+        wake = self.at_wake.get(tid, collections.Counter())
+        counts = self.in_kernel.get(tid, collections.Counter()) - wake
         if not wall_ns or not self.seen.get(tid):
             total = sum(counts.values())
-            return {k: kernel * v / total for k, v in counts.items()}
+            return {k: kernel * v / total for k, v in counts.items()} if total else {home: kernel}
         interval = wall_ns / self.seen[tid]
         evidenced = sum(counts.values()) * interval
-        scale = min(1.0, kernel / evidenced)
+        scale = min(1.0, kernel / evidenced) if evidenced else 0.0
         out = {k: v * interval * scale for k, v in counts.items()}
-        out[home] = out.get(home, 0.0) + kernel - evidenced * scale
+        rest = kernel - evidenced * scale
+        running = self.by_thread.get(tid, collections.Counter()) - wake
+        active = self.seen[tid] - sum(wake.values())
+        if active <= 0:  # every sample at a wake site: none shows where the thread ran
+            out[home] = out.get(home, 0.0) + rest
+            return out
+        asleep = max(0.0, active - sum(running.values()))
+        for k, v in [*running.items(), (home, asleep)]:
+            out[k] = out.get(k, 0.0) + rest * v / active
         return out
 
 

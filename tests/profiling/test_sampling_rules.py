@@ -73,11 +73,25 @@ def test_every_threads_kernel_cpu_goes_where_its_system_calls_are():
         f"thread (2): MainThread;main (/a/b.py:1);_pf_wait ({INSTR}:{first + 1}) 10\n",
         f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{first + 1}) 30\n",
         f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{first + 1});"
-        f"_pf_timer ({INSTR}:{second}) 20\n"))
-    # 60 samples over 6000 ns: 100 ns each; kernel 3000 ns: 10 readings in timers, 10 in request
-    # (1000 ns each), the 1000 ns nothing shows to wait; user 1000 ns by the 40 samples outside calls
-    w = s.shares({"2": {"name": "MainThread", "ns": 4000, "sys_ns": 3000}}, total_ns=4000, wall_ns=6000)
-    assert w == pytest.approx(shares(timers=0.25, request=0.25 + 0.1875, wait=0.25 + 0.0625))
+        f"_pf_timer ({INSTR}:{second}) 20\n",
+        "thread (2): MainThread;main (/a/b.py:1);Event.wait (/py/threading.py:629) 20\n"))
+    # 80 samples over 8000 ns: 100 ns each; kernel 3000 ns: 10 readings in timers, 10 in request
+    # (1000 ns each); the 1000 ns no call shows spread over the 80: 10 wait, 40 request, 10 timers,
+    # 20 asleep (wait); user 1000 ns by the 40 samples outside calls: 10 wait, 30 request
+    w = s.shares({"2": {"name": "MainThread", "ns": 4000, "sys_ns": 3000}}, total_ns=4000, wall_ns=8000)
+    assert w == pytest.approx(shares(timers=(1000 + 125) / 4000, request=(1000 + 500 + 750) / 4000,
+                                     wait=(125 + 250 + 250) / 4000))
+
+
+def test_kernel_cpu_no_system_call_shows_follows_the_running_samples():
+    """Page faults and interrupts taken while the thread runs code are kernel CPU at no system
+    call: a loop that never sleeps spends it in its regions, not in socket."""
+    inside = wrapper()[1] + 1
+    s = sampling.Samples.of(raw(
+        f"thread (1): event_loop;{LOOP};_pf_dispatch ({INSTR}:{inside}) 30\n",
+        f"thread (1): event_loop;{LOOP} 10\n"))
+    w = s.shares({"1": {"name": "event_loop", "ns": 1000, "sys_ns": 400}}, total_ns=1000, wall_ns=4000)
+    assert w == pytest.approx(shares(dispatch=0.75, socket=0.25))
 
 
 def test_a_stack_cut_short_takes_the_categories_of_its_function_in_complete_stacks():
@@ -102,3 +116,11 @@ def test_a_stack_cut_short_takes_the_categories_of_its_function_in_complete_stac
     assert s.unplaced == 2  # namedtuple: in no complete stack
     assert s.by_thread["2"] == {"other": 6}
     assert s.busy == 3 + 1 + 8 + 4 + 5 + 6
+
+
+def test_a_thread_seen_only_at_wake_sites_keeps_its_kernel_cpu_home(tmp_path):
+    src = tmp_path / "reactor.py"
+    src.write_text("def f(self):\n    self._socket.send(m)\n")
+    s = sampling.Samples.of(raw(f"thread (1): event_loop;f ({src}:2) 5\n"))
+    w = s.shares({"1": {"name": "event_loop", "ns": 100, "sys_ns": 40}}, total_ns=100, wall_ns=500)
+    assert w == pytest.approx(shares(socket=1.0))
