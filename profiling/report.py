@@ -24,12 +24,15 @@ METHODS = {
         "outside those regions; other = the rest of the client processes' CPU"),
     "sampled": (
         "py-spy raw stacks of every thread (and worker process), samples of blocked threads dropped, "
-        "each sample classified by its innermost region frame (the same wrappers), else socket on the "
+        "each sample classified by its innermost region frame (the same wrappers; a wrapper's own lines "
+        "outside its clock readings belong to the enclosing category, a reading half to each side; a stack "
+        "py-spy cut short takes the categories its function has in complete stacks), else socket on the "
         "event-loop thread and other elsewhere; each thread's user CPU (kernel accounting) split by its "
-        "own samples outside system calls; its kernel CPU (invisible to Python stacks): on the event-loop "
-        "thread one sampling interval for each sample inside a system call, in its category (not at wake "
-        "sites, a send or a release, where a thread is preempted by the one it woke), the rest socket; "
-        "wait elsewhere"),
+        "own samples outside system calls; its kernel CPU (invisible to Python stacks): one sampling "
+        "interval for each sample inside a system call, in its category (not at wake sites, a send or a "
+        "release, where a thread is preempted by the one it woke), the rest (faults, interrupts, sleeps) "
+        "spread over the thread's active samples, those at a sleeping line to socket on the event-loop "
+        "thread and to wait elsewhere"),
 }
 SHORT = {"deserialization": "deser", "row_factory": "rows", "encode": "enc", "framing": "frame",
          "dispatch": "disp", "timers": "timer", "request": "req", "socket": "sock", "wait": "wait",

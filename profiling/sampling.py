@@ -22,7 +22,11 @@ dropped here, and the shares weigh each thread by the CPU the kernel says it
 used (:meth:`Samples.shares`); samples inside a system call stand for the
 thread's kernel CPU, accounted apart (:func:`in_syscall`), except at wake
 sites (:func:`at_wake_site`), where a thread is preempted by the one it woke.
-What remains is a bias on a heavily contended machine: a thread that waits for
+Two more rules make a sample count where the clocks count: a region wrapper's
+own lines outside its clock readings belong to the enclosing category
+(:mod:`profiling.regionwindow`), and a stack py-spy cut short takes the
+categories its function has in the thread's complete stacks
+(:mod:`profiling.truncated`). What remains is a bias on a heavily contended machine: a thread that waits for
 a core several times longer than it runs is seen mostly where the scheduler
 stopped it, which is not uniform (after waking another thread, at the next
 system call), so the shares of the event loop's regions drift by several
@@ -34,13 +38,15 @@ small machine.
 from __future__ import annotations
 
 import collections
-import linecache
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
+from . import regionwindow
 from .factories import of_family
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
+from .truncated import Completion
+from .syscalls import at_wake_site, in_syscall
 
 _MARKER_FILE = "instrument.py"
 
@@ -143,59 +149,6 @@ def is_idle(frames: list[Frame]) -> bool:
     return any(last.file.endswith(suffix) and last.short == name for suffix, name in IDLE_PYTHON)
 
 
-#: A source line that makes a system call: the reactors' socket send and recv, the release
-#: of a lock another thread waits on (``Condition.notify``), a futex wake, and the regions'
-#: reads of the thread's CPU clock (``clock_gettime`` of a thread clock is a system call).
-_SYSCALL_LINE = re.compile(
-    r"\.(send|sendall|sendmsg|sendto|recv|recv_into|recvmsg|recvfrom|release)\(|\b_clock\(\)")
-#: Those calls that wake another thread or process (the server, for a socket send): a thread
-#: is often preempted right there by the one it woke, and still looks busy to py-spy.
-_WAKE_LINE = re.compile(r"\.(send|sendall|sendmsg|sendto|release)\(")
-#: Native functions of those calls (with ``--native``).
-SYSCALL_NATIVE = frozenset({
-    "send", "__send", "__libc_send", "sendmsg", "__libc_sendmsg", "sendto", "__libc_sendto",
-    "recv", "__recv", "__libc_recv", "recvmsg", "__libc_recvmsg", "recvfrom", "__libc_recvfrom",
-    "sock_send_impl", "sock_recv_impl", "sock_sendmsg_impl", "sock_recv_into_impl",
-    "futex_wake", "__lll_unlock_wake", "lll_unlock_wake", "PyThread_release_lock",
-})
-
-
-def in_syscall(frames: list[Frame]) -> bool:
-    """Is this (busy) sample inside a system call (socket I/O, waking a thread)?
-
-    Its CPU is kernel time, which the kernel's per-thread accounting gives
-    apart (``sys_ns``); and a thread is often preempted right there (the call
-    wakes the server or another thread, which takes the core), so py-spy
-    keeps seeing it "running" at that line. Spreading user CPU over these samples too would
-    count that time twice and shrink every other category.
-    """
-    return _in_call(frames, SYSCALL_NATIVE, _SYSCALL_LINE)
-
-
-_WAKE_NATIVE = frozenset(f for f in SYSCALL_NATIVE if "recv" not in f)
-
-
-def at_wake_site(frames: list[Frame]) -> bool:
-    """Is this (busy) sample inside a system call that wakes another thread or process?"""
-    return _in_call(frames, _WAKE_NATIVE, _WAKE_LINE)
-
-
-def _in_call(frames: list[Frame], natives: frozenset[str], line: re.Pattern[str]) -> bool:
-    """Is the sample in one of ``natives`` (native frames) or, without native frames, at a
-    Python source line matching ``line``?"""
-    if not frames:
-        return False
-    k = len(frames)
-    while k and not frames[k - 1].python:
-        k -= 1
-        if frames[k].func in natives:
-            return True
-    if k < len(frames):
-        return False
-    last = frames[-1]
-    return bool(line.search(linecache.getline(last.file, last.line)))
-
-
 def _marker(frame: Frame) -> str | None:
     if frame.python and frame.file.endswith(_MARKER_FILE):
         return MARKERS.get(frame.short)
@@ -265,6 +218,31 @@ def classify(stack: Stack, by_module: bool = False) -> str | None:
     return base_category(stack.thread)
 
 
+def attribute(stack: Stack, by_module: bool = False) -> list[tuple[str, float]] | None:
+    """A sample's categories with their weights (summing to 1), or None for an idle one.
+
+    As :func:`classify`, except where the innermost marker frame stands outside its
+    region's clock readings or on one of them (:mod:`profiling.regionwindow`): that
+    sample belongs to the enclosing category, wholly or by half.
+    """
+    category = classify(stack, by_module)
+    if category is None or by_module:
+        return None if category is None else [(category, 1.0)]
+    frames = [parse_frame(f) for f in stack.frames]
+    marked = [k for k, frame in enumerate(frames) if _marker(frame)]
+    if not marked:
+        return [(category, 1.0)]
+    inner = frames[marked[-1]]
+    outer = _marker(frames[marked[-2]]) if len(marked) > 1 else None
+    where = regionwindow.side(inner.file, inner.line, marked[-1] == len(frames) - 1)
+    enclosing = outer or base_category(stack.thread)
+    if where == regionwindow.OUTSIDE:
+        return [(enclosing, 1.0)]
+    if where == regionwindow.READING:
+        return [(category, 0.5), (enclosing, 0.5)]
+    return [(category, 1.0)]
+
+
 def has_markers(stacks: Iterable[Stack]) -> bool:
     return any(_marker(parse_frame(f)) for s in stacks for f in s.frames)
 
@@ -300,6 +278,8 @@ class Samples:
     #: the part of ``in_kernel`` at a call that wakes another thread (see :func:`at_wake_site`)
     at_wake: dict[str, collections.Counter[str]] = field(
         default_factory=lambda: collections.defaultdict(collections.Counter))
+    #: busy samples cut short (see :mod:`profiling.truncated`) that no complete stack places
+    unplaced: int = 0
     #: per thread id, every sample py-spy took of it, idle ones included
     seen: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -309,24 +289,34 @@ class Samples:
         (a stack's category, None for an idle one) when given."""
         by_module = rule is not None or not has_markers(stacks)
         out = cls(collections.defaultdict(collections.Counter), {}, by_module=by_module)
+        completion = None if by_module else Completion(stacks, parse_frame, frame_categories)
         for stack in stacks:
             out.seen[stack.tid] += stack.count
-            category = rule(stack) if rule else classify(stack, by_module)
-            if category is None:
+            category = rule(stack) if rule else None
+            parts = [(category, 1.0)] if category else None if rule else attribute(stack, by_module)
+            if parts is None:
                 out.idle += stack.count
                 continue
-            out.by_thread[stack.tid][category] += stack.count
             out.names[stack.tid] = stack.thread
             frames = [parse_frame(f) for f in stack.frames]
-            if in_syscall(frames):
-                out.in_kernel[stack.tid][category] += stack.count
-                if at_wake_site(frames):
-                    out.at_wake[stack.tid][category] += stack.count
+            if completion and completion.truncated(stack, frames) and not any(map(_marker, frames)):
+                parts = completion.categories(stack, frames)
+                if parts is None:  # nothing tells where it ran: left out
+                    out.unplaced += stack.count
+                    continue
+            kernel, wake = in_syscall(frames), at_wake_site(frames)
+            for category, weight in parts:
+                n = stack.count * weight
+                _add(out.by_thread[stack.tid], category, n)
+                if kernel:
+                    _add(out.in_kernel[stack.tid], category, n)
+                    if wake:
+                        _add(out.at_wake[stack.tid], category, n)
         return out
 
     @property
     def busy(self) -> int:
-        return sum(sum(c.values()) for c in self.by_thread.values())
+        return round(sum(sum(c.values()) for c in self.by_thread.values()))
 
     def counts(self) -> dict[str, int]:
         total: collections.Counter[str] = collections.Counter(dict.fromkeys(CATEGORIES, 0))
@@ -379,29 +369,48 @@ class Samples:
                       ) -> dict[str, float]:
         """A thread's kernel CPU (ns) by category.
 
-        On the event loop, its samples inside system calls tell where (the instrumented
-        regions' clocks count the kernel time of the calls made in them: reading the thread
-        clock, waking the loop in timers, receives in socket), each standing for one sampling
-        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU; the
-        rest, spent where the thread looks idle to a sampler (waiting for its sockets,
-        waking up), is socket. Samples at wake sites (:func:`at_wake_site`) do not count:
-        a thread is preempted there by the one it woke, for far longer than the call lasts.
-        Without ``wall_ns`` the kernel CPU is split in the proportions of those samples.
-        Elsewhere it all goes to :func:`_kernel_category`.
+        Its samples inside system calls tell where (the instrumented regions' clocks count
+        the kernel time of the calls made in them: reading the thread clock, waking the
+        loop from a request or a timer, receives in socket), each standing for one sampling
+        interval (``wall_ns`` over the thread's samples), at most the thread's kernel CPU.
+        This holds on every thread: a thread that issues requests makes system calls in
+        ``request``, ``timers`` and the regions' clock readings, not only in ``wait``.
+        Samples at wake sites (:func:`at_wake_site`) do not count: a thread is preempted
+        there by the one it woke, for far longer than the call lasts.
+
+        The rest is kernel CPU at no visible system call: page faults and interrupts taken
+        while the thread runs code (the clocks count them in the region they interrupt),
+        and the way into and out of its sleeps (epoll, futex waits). Nothing shows which,
+        so it is spread evenly over the samples py-spy took of the thread while it was
+        active: by the categories of its busy samples, and to :func:`_kernel_category`
+        for those at a line where it sleeps. Without ``wall_ns`` the kernel CPU is split
+        in the proportions of the samples in system calls.
         """
         home = _kernel_category(thread_name)
-        counts = self.in_kernel.get(tid, collections.Counter()) - self.at_wake.get(tid, collections.Counter())
-        if thread_name not in LOOP_THREAD_NAMES or not counts:
-            return {home: kernel}
+        wake = self.at_wake.get(tid, collections.Counter())
+        counts = self.in_kernel.get(tid, collections.Counter()) - wake
         if not wall_ns or not self.seen.get(tid):
             total = sum(counts.values())
-            return {k: kernel * v / total for k, v in counts.items()}
+            return {k: kernel * v / total for k, v in counts.items()} if total else {home: kernel}
         interval = wall_ns / self.seen[tid]
         evidenced = sum(counts.values()) * interval
-        scale = min(1.0, kernel / evidenced)
+        scale = min(1.0, kernel / evidenced) if evidenced else 0.0
         out = {k: v * interval * scale for k, v in counts.items()}
-        out[home] = out.get(home, 0.0) + kernel - evidenced * scale
+        rest = kernel - evidenced * scale
+        running = self.by_thread.get(tid, collections.Counter()) - wake
+        active = self.seen[tid] - sum(wake.values())
+        if active <= 0:  # every sample at a wake site: none shows where the thread ran
+            out[home] = out.get(home, 0.0) + rest
+            return out
+        asleep = max(0.0, active - sum(running.values()))
+        for k, v in [*running.items(), (home, asleep)]:
+            out[k] = out.get(k, 0.0) + rest * v / active
         return out
+
+
+def _add(counts: collections.Counter[str], category: str, n: float) -> None:
+    """Count ``n`` samples, a fraction when a sample is shared between categories."""
+    counts[category] += n  # type: ignore[assignment]
 
 
 def _kernel_category(thread_name: str) -> str:

@@ -165,16 +165,20 @@ def test_loop_kernel_cpu_is_split_by_the_regions_making_the_system_calls(tmp_pat
                  f"thread (1): event_loop;{LOOP_HEAD};_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 40\n",
                  f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{clock_line}) 5\n")
     s = sampling.Samples.of(stacks)
-    assert s.in_kernel == {"1": {"dispatch": 10, "timers": 30}, "2": {"request": 5}}
+    # a clock reading is half the region's, half its enclosing category's (see regionwindow)
+    assert s.in_kernel == {"1": {"dispatch": 5, "timers": 15, "socket": 20},
+                           "2": {"request": 2.5, "other": 2.5}}
     w = s.shares({"1": {"name": "event_loop", "ns": 800, "sys_ns": 400},
                   "2": {"name": "MainThread", "ns": 200, "sys_ns": 200}}, total_ns=1000)
-    # loop: user 400 -> dispatch; kernel 400 -> dispatch 100, timers 300; main: kernel -> wait
-    assert w == pytest.approx(shares(dispatch=0.5, timers=0.3, wait=0.2))
+    # loop: user 400 -> dispatch; kernel 400 -> dispatch 50, timers 150, socket 200;
+    # main: kernel 200 -> request 100, other 100 (every thread's kernel CPU goes by its calls)
+    assert w == pytest.approx(shares(dispatch=0.45, timers=0.15, socket=0.2, request=0.1, other=0.1))
 
 
-def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_to_socket(tmp_path):
+def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_spread_over_active_samples(tmp_path):
     """With the sampling's duration, each sample inside a system call stands for one interval
-    of kernel CPU; wake sites (a send, a release) do not count; what no sample shows is socket."""
+    of kernel CPU; wake sites (a send, a release) do not count; what no sample shows is spread
+    over the samples of the thread active: busy ones by category, those where it sleeps socket."""
     src = tmp_path / "reactor.py"
     src.write_text("def f(self):\n    self._socket.send(m)\n    self._socket.recv(9)\n    lock.release()\n")
     clock_line = next(n for n, text in enumerate(Path(INSTR).read_text().splitlines(), 1)
@@ -187,12 +191,16 @@ def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_to_socket(tmp_path):
                  "thread (1): event_loop;LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104) 100\n")
     s = sampling.Samples.of(stacks)
     assert s.seen == {"1": 200} and s.at_wake == {"1": {"socket": 50, "dispatch": 40}}
-    # 200 samples in 2000 ns: 10 ns each; kernel 100 ns: timers 2 x 10, socket 1 x 10 + the 70 unseen
+    # 200 samples in 2000 ns: 10 ns each; kernel 100 ns: the clock readings 2 x 10, half timers,
+    # half socket (the loop outside the region), the receive 1 x 10 socket; the 70 unseen over
+    # the 110 samples not at a wake site: 1 timers, 2 socket, 7 dispatch, 100 asleep (socket)
     w = s.shares({"1": {"name": "event_loop", "ns": 170, "sys_ns": 100}}, total_ns=170, wall_ns=2000)
-    assert w == pytest.approx(shares(dispatch=70 / 170, timers=20 / 170, socket=80 / 170))
+    rest = 70 / 110
+    assert w == pytest.approx(shares(dispatch=(70 + 7 * rest) / 170, timers=(10 + rest) / 170,
+                                     socket=(20 + 102 * rest) / 170))
     # more samples in system calls than the kernel CPU: scaled down to it, nothing left over
     w = s.shares({"1": {"name": "event_loop", "ns": 100, "sys_ns": 15}}, total_ns=100, wall_ns=20000)
-    assert w == pytest.approx(shares(dispatch=0.85, timers=0.1, socket=0.05))
+    assert w == pytest.approx(shares(dispatch=0.85, timers=0.05, socket=0.1))
 
 
 def test_thread_with_cpu_but_no_samples_goes_to_its_base():
