@@ -14,8 +14,18 @@ Every expected saving is a measured share times a measured cost ratio, never a c
   share x (1 - fast-path decode / the driver's decode), the ratio read from the project's
   recorded decode benchmark (``benchmarks/results/results.json``, ``decode`` depth), on the
   fixture nearest the shape; without that file the saving is not given.
+  Not for a run whose requests returned no rows (writes): the fast path decodes rows only.
+* **timers** → no client-side timeout per request (``timeout=None``, or an execution profile's
+  ``request_timeout=None``) where the application does not need one, or fewer requests in
+  flight: a request without a timeout creates no timer. Given when the run's requests carry a
+  timeout (the harness's ``request_timeout``; ``record`` counts them) or when that is not known
+  (``attach``; the driver's default is 10 s). Saving: up to the timers' share (the whole of
+  it, an upper bound: the reactor's own timer service stays).
 * **not CPU-bound**: when the client's CPU over the wall time is under half a core it is
   mostly waiting; cutting its CPU then shortens little, and the report says so first.
+
+No rule for framing: what its share would become (protocol v4 without v5's checksums, say)
+is not measured anywhere the advice could read it, and advice here gives measured figures only.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from typing import Any, Callable
 
 from . import factories
 from .factorycost import costs
+from .workload import Workload
 
 #: Shares below this are not worth a change.
 MIN_SHARE = 0.05
@@ -88,10 +99,15 @@ def for_row(row: dict[str, Any], results_path: str = RESULTS) -> list[Advice]:
     shape = tuple(row.get("shape") or _shape_of(row))
     rows_share = shares.get("row_factory", 0.0)
     if rows_share >= MIN_SHARE and (current is None or current.family not in factories.OURS):
-        out.append(_row_factory_advice(row, current, rows_share, shape))
+        out.append(_row_factory_advice(row, current, rows_share, shape, row.get("column_type") or "text"))
     deser = shares.get("deserialization", 0.0)
-    if deser >= MIN_SHARE and (current is None or current.family != "fastpath") and _fastpath_usable():
+    if (deser >= MIN_SHARE and row.get("rows") != 0 and (current is None or current.family != "fastpath")
+            and _fastpath_usable()):
         out.append(_fastpath_advice(current, deser, shape, results_path))
+    timers = shares.get("timers", 0.0)
+    carried = requests_carry_timeout(row)
+    if timers >= MIN_SHARE and carried is not False:
+        out.append(_timers_advice(timers, carried))
     return sorted(out, key=lambda a: (a.category != "waiting", -(a.expected_pts or 0)))
 
 
@@ -129,8 +145,29 @@ def _shape_of(row: dict[str, Any]) -> tuple[int, int]:
     return DEFAULT_SHAPE
 
 
+def requests_carry_timeout(row: dict[str, Any]) -> bool | None:
+    """Do the run's requests carry a client-side timeout? None when not known (``attach``)."""
+    if "request_timeout" in row:  # the harness's runs
+        return row["request_timeout"] is not None
+    counted = row.get("requests")  # record: counted as they were sent
+    if counted and counted.get("sent"):
+        return counted.get("with_timeout", 0) > 0
+    return None
+
+
+def _timers_advice(share: float, carried: bool | None) -> Advice:
+    change = ("`timeout=None` on each `session.execute`/`execute_async`, or `request_timeout=None` on the "
+              "execution profile, where the application does not need a client-side timeout; or fewer "
+              "requests in flight")
+    known = ("the requests carry a timeout, each a timer" if carried else
+             "whether the requests carry a timeout is not known from outside; the driver's default is 10 s")
+    return Advice("timers", share, change, share * 100,
+                  f"{known}; a request without one creates no timer, but the reactor still services its heap",
+                  upper_bound=True)
+
+
 def _row_factory_advice(row: dict[str, Any], current: factories.Factory | None, share: float,
-                        shape: tuple[int, ...]) -> Advice:
+                        shape: tuple[int, ...], column_type: str = "text") -> Advice:
     kind = current.rows if current else "custom"
     if current and current.family == "python" and current.counterpart:
         target = next(f for f in factories.FACTORIES if f.twin == current.name)
@@ -146,8 +183,9 @@ def _row_factory_advice(row: dict[str, Any], current: factories.Factory | None, 
                  f"its rows ({costs['rows']} rows x {costs['columns']} columns)")
         return Advice("row_factory", share, change, share * max(0.0, 1 - ratio) * 100, basis, subject=in_use)
     if current is not None:
-        ratio = measure_ratio(current.row_factory, target.row_factory, shape)
-        basis = f"{target.attr} costs {ratio:.2f}x {current.attr}, measured here on {shape[0]} rows x {shape[1]} text columns"
+        ratio = measure_ratio(current.row_factory, target.row_factory, shape, column_type)
+        basis = (f"{target.attr} costs {ratio:.2f}x {current.attr}, measured here on {shape[0]} rows x {shape[1]} "
+                 f"{column_type} columns")
         return Advice("row_factory", share, change, share * max(0.0, 1 - ratio) * 100, basis, subject=in_use)
     return Advice("row_factory", share, change, share * 100,
                   "the replacement's cost on your rows is unknown from outside: `record` measures it",
@@ -158,11 +196,14 @@ def _qualified(f: factories.Factory) -> str:
     return f"{f.module}.{f.attr}"
 
 
-def measure_ratio(current: Callable[..., Any], replacement: Callable[..., Any], shape: tuple[int, ...]) -> float:
-    """CPU of ``replacement`` / ``current`` here, on ``shape`` (rows, columns of text)."""
+def measure_ratio(current: Callable[..., Any], replacement: Callable[..., Any], shape: tuple[int, ...],
+                  column_type: str = "text") -> float:
+    """CPU of ``replacement`` / ``current`` here, on ``shape`` (rows, columns) of ``column_type``
+    values (the harness's workload's, ``mixed`` included)."""
     n_rows, n_cols = int(shape[0]), int(shape[1])
+    workload = Workload(num_columns=n_cols, column_type=column_type, rows_per_query=n_rows)
     colnames = [f"column_{i}" for i in range(n_cols)]
-    rows = [[f"value {r} {c}" for c in range(n_cols)] for r in range(n_rows)]
+    rows = [list(workload.row(r)) for r in range(n_rows)]
     ns = costs({"current": current, "replacement": replacement}, colnames, rows)
     return ns["replacement"] / ns["current"] if ns["current"] > 0 else 1.0
 

@@ -25,7 +25,8 @@ from .foreign import KNOWN_FACTORIES, FactoryRule
 from .service import ServiceError, add_samples, base_row, write_reports
 
 NOT_NATIVE = ("without --native the driver's compiled decoding leaves no Python frame: deserialization counts "
-              "in io here (--native shows it, but py-spy then pauses the service for every sample)")
+              "in socket here, with the event loop's own work (--native shows it, but py-spy then pauses the "
+              "service for every sample)")
 PERMISSION_WORDS = ("Permission denied", "Operation not permitted", "EPERM", "ptrace")
 
 
@@ -118,7 +119,7 @@ def attach(pid: int, duration: float, out: str, rate: int, factory_names: list[s
         row["shares"] = {"instrumented": None, "sampled": None}
     else:
         add_samples(row, raw, out, name, watch.threads(), watch.process_ns(),
-                    FactoryRule(KNOWN_FACTORIES | frozenset(factory_names)), rate)
+                    FactoryRule(KNOWN_FACTORIES | frozenset(factory_names)), rate, wall * 1e9)
         if not native:
             row["warnings"].append(NOT_NATIVE)
     write_reports([row], out, {"command": command, "pid": pid, "window": f"{wall:.1f} s",

@@ -99,5 +99,6 @@ def describe(row: dict[str, Any]) -> str:
     if not c:
         return "instrumentation cost: -"
     share = "" if c["share_of_cpu"] is None else f" = {c['share_of_cpu'] * 100:.1f}% of CPU/op"
+    where = f" {c['calibrated']}" if c.get("calibrated") else ""
     return (f"instrumentation >= {c['us_per_query']:.2f} µs/query{share} ({c['calls_per_query']:g} region "
-            f"calls/query x {c['region_call_ns']:.0f} ns, calibrated)")
+            f"calls/query x {c['region_call_ns']:.0f} ns, calibrated{where})")

@@ -7,7 +7,9 @@ Both methods, as for the harness's own runs:
   ``PYTHONPATH`` loads :mod:`profiling.recordhook`, which times every Session's protocol
   handler and row factory (``--no-instrument`` leaves the program untouched). An existing
   ``sitecustomize`` of the program's environment still runs: the hook's finds and executes
-  the next one on the path;
+  the next one on the path. It also installs the harness's driver hooks on every Session
+  (framing, dispatch, timers, request) and calibrates one timed region's cost at exit, so
+  the report gives the instrumentation's cost per query as for the harness's runs;
 * sampled: py-spy on the program's process, weighted by each thread's CPU from the kernel
   (``/proc``, polled while it runs) and the process's total from its exit status
   (``getrusage``). With the instrumentation on, py-spy sees its markers and classifies by
@@ -29,7 +31,7 @@ import tempfile
 import time
 from typing import Any
 
-from . import factories, instrument, procfs, pyspy
+from . import factories, instrument, overhead, procfs, pyspy
 from .foreign import KNOWN_FACTORIES, FactoryRule
 from .service import ServiceError, add_samples, base_row, write_reports
 
@@ -53,6 +55,9 @@ def _pyfactories_record():
 _pyfactories_record()
 '''
 ATTACH_TRIES = 15
+#: Exit statuses of a program ended by SIGINT or SIGTERM (killed by it: negative; or exiting
+#: with the shell's 128 + signal from its own handler).
+INTERRUPTED_CODES = frozenset({-signal.SIGINT, 128 + signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGTERM})
 
 
 def _environment(folder: str, instrumented: bool, prof: str | None = None) -> dict[str, str]:
@@ -101,6 +106,7 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
             raise ServiceError(f"cannot start {command[0]!r}: {exc}") from exc
         watch = procfs.ThreadWatch(proc.pid, period=0.05)
         spy, spy_problem = _attach_spy(proc, raw, rate)
+        sampled_from = time.monotonic()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program gets it and ends
         terminate = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())  # passed on
         try:
@@ -108,7 +114,8 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
         finally:
             signal.signal(signal.SIGINT, previous)
             signal.signal(signal.SIGTERM, terminate)
-        wall = time.monotonic() - t0
+        ended = time.monotonic()
+        wall = ended - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # py-spy is still running: the program only
         watch.stop()
         if spy is not None:
@@ -117,7 +124,8 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
     cpu_ns = max((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e9,
                  float(sum(t["ns"] for t in watch.threads(baseline=False).values())))
     row = base_row("record", " ".join(command))
-    row.update(exit_code=code, wall_s=wall, client_cpu_s=cpu_ns / 1e9, interrupted=code in (-2, 130))
+    row.update(exit_code=code, wall_s=wall, client_cpu_s=cpu_ns / 1e9, interrupted=code in INTERRUPTED_CODES,
+               instrumentation="off")
     if instrumented:
         _add_instrumented(row, totals)
     if prof and os.path.exists(prof):
@@ -128,7 +136,7 @@ def record(command: list[str], out: str, rate: int, instrumented: bool, factory_
         row["warnings"].append(f"no py-spy samples: {spy_problem}")
     else:
         add_samples(row, raw, out, "record", watch.threads(baseline=False), cpu_ns,
-                    FactoryRule(KNOWN_FACTORIES | frozenset(factory_names)), rate)
+                    FactoryRule(KNOWN_FACTORIES | frozenset(factory_names)), rate, (ended - sampled_from) * 1e9)
     meta: dict[str, Any] = {"command": shown, "exit code": code, "py-spy": f"{rate} Hz",
                             "instrumented": "on" if instrumented else "off"}
     if totals and totals.get("driver"):
@@ -146,6 +154,7 @@ def _read(path: str) -> dict[str, Any] | None:
 
 
 def _add_instrumented(row: dict[str, Any], totals: dict[str, Any] | None) -> None:
+    row["instrumentation"] = "on"
     if not totals:
         row["warnings"].append("no instrumented totals: the program created no Session, or did not exit "
                                "normally (killed, os._exit)")
@@ -156,7 +165,12 @@ def _add_instrumented(row: dict[str, Any], totals: dict[str, Any] | None) -> Non
     row["ops"] = inst["calls"]["deserialization"]  # responses decoded
     row["throughput_ops_s"] = row["ops"] / row["wall_s"] if row["wall_s"] else 0.0
     row["cpu_us_per_op"] = row["client_cpu_s"] / row["ops"] * 1e6 if row["ops"] else None
+    row["warnings"].extend(totals.get("warnings") or [])
+    if totals.get("requests"):
+        row["requests"] = totals["requests"]
+    row["instrumentation_cost"] = _instrumentation_cost(row, totals)
     used = totals.get("factories") or {}
+    row["rows"] = sum(u["rows"] for u in used.values())
     if used:
         name = max(used, key=lambda n: used[n]["calls"])
         row["factory"] = name.rsplit(".", 1)[-1]
@@ -170,6 +184,26 @@ def _add_instrumented(row: dict[str, Any], totals: dict[str, Any] | None) -> Non
         row["factory_costs"] = totals["factory_costs"]
     if totals.get("factory_costs_error"):
         row["warnings"].append(f"the factory in use could not be measured again: {totals['factory_costs_error']}")
+
+
+def _instrumentation_cost(row: dict[str, Any], totals: dict[str, Any]) -> dict[str, Any] | None:
+    """The timed regions' cost per query: one region call calibrated in the recorded process at its
+    exit, or, when it could not, here in the profiler's process (same interpreter and driver
+    expected, not guaranteed), which the text then says."""
+    region_ns = totals.get("region_call_ns")
+    where = "in the recorded process at its exit"
+    if region_ns is None:
+        try:
+            region_ns = overhead.calibrate()
+        except Exception as exc:  # no driver importable here either: no cost, say why
+            row["warnings"].append(f"the instrumentation's cost could not be calibrated: "
+                                   f"{totals.get('region_call_error')}; here: {type(exc).__name__}: {exc}")
+            return None
+        where = f"in the profiler's process (the recorded process could not: {totals.get('region_call_error')})"
+    cost = overhead.cost(row["instrumented_ns"], region_ns, row["ops"], row["cpu_us_per_op"])
+    if cost:
+        cost["calibrated"] = where
+    return cost
 
 
 def registered_name(qualified: str) -> str | None:

@@ -12,11 +12,17 @@ program's ``PYTHONPATH`` (so the program's own modules are never shadowed), with
   after ``connect``, on an execution profile or by ``fastpath.enable`` is timed as well;
   the wrapped factory compares equal to the original, so the driver's own checks
   (``was_applied``) still recognise it;
+* installs, on each Session ``Cluster.connect`` returns, the harness's driver hooks
+  (:func:`profiling.hooks.install`: framing, dispatch, timers, the request path), guarded:
+  a driver they do not fit (an old one without ``_enable_checksumming``) keeps running
+  untimed there, with a warning in the totals;
 * counts, per row factory, the calls and rows, and keeps one result to measure the factory
   in use against pyfactories' compiled ones at exit (:mod:`profiling.factorycost`);
+* counts the requests sent and those with a client-side timeout (a timer each);
 * snapshots the clocks before each ``Cluster.shutdown`` and at exit (before the driver's own
-  exit handlers stop its event loop) and writes the totals as JSON to
-  ``$PYFACTORIES_RECORD_OUT``.
+  exit handlers stop its event loop), then calibrates one timed region's cost
+  (:func:`profiling.overhead.calibrate`, after the snapshot so it is not counted) and writes
+  the totals as JSON to ``$PYFACTORIES_RECORD_OUT``.
 
 With ``$PYFACTORIES_RECORD_PROF`` set (``record --cprofile``), cProfile also profiles the main
 thread to that file.
@@ -32,6 +38,7 @@ import json
 import os
 import sys
 import threading
+import types
 from typing import Any, Callable
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,15 +47,19 @@ _SAMPLE_ROWS = 100
 #: CPU per factory of the measurement at exit (it runs after the instrumented totals are taken,
 #: but inside the sampled window)
 COST_BUDGET_S = 0.01
+#: Calls and rounds of the region calibration at exit (about 0.05 s of CPU, also in the sampled window)
+CALIBRATION = (500, 5)
+#: A package of the profiler's own folder under a private name: its modules' relative imports
+#: (``hooks`` -> ``instrument``) resolve without importing the program's ``profiling``, if any.
+_PACKAGE = "_pyfactories_record"
 
 
 def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"_pyfactories_record_{name}", os.path.join(_HERE, f"{name}.py"))
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    if _PACKAGE not in sys.modules:
+        package = types.ModuleType(_PACKAGE)
+        package.__path__ = [_HERE]
+        sys.modules[_PACKAGE] = package
+    return importlib.import_module(f"{_PACKAGE}.{name}")
 
 
 instrument = _load("instrument")
@@ -59,6 +70,8 @@ _best: dict[str, Any] | None = None
 _lock = threading.Lock()
 _seen: dict[Any, dict[str, Any]] = {}  # row factory -> calls, rows, one result
 _driver: dict[str, str] = {}
+_requests = {"sent": 0, "with_timeout": 0}
+_warnings: list[str] = []
 
 
 class TimedFactory:
@@ -113,22 +126,47 @@ def _timed_handler(handler: type) -> type:
             return _handlers.setdefault(handler, instrument.timed_handler(recorder, handler))
 
 
+def time_session(session: Any) -> None:
+    """The harness's driver hooks on ``session`` (its cluster's connection class, its open
+    connections, the reactor's timer heap, its ``execute_async``); never raises into the
+    program: a driver they do not fit is left untimed there, and the totals say so."""
+    try:
+        _load("hooks").install(session, recorder)
+    except Exception as exc:
+        warning = (f"framing, dispatch, timers and request were not timed on a session ({type(exc).__name__}: "
+                   f"{exc}): the driver does not have what the hooks need, so that CPU counts as socket "
+                   "(event loop) or other")
+        if warning not in _warnings:
+            _warnings.append(warning)
+
+
 def _patch(cluster_module: Any) -> None:
     future_class = cluster_module.ResponseFuture
     send_request = future_class.send_request
     shutdown = cluster_module.Cluster.shutdown
+    connect = cluster_module.Cluster.connect
 
     def timed_send_request(self: Any, *args: Any, **kwargs: Any) -> Any:
         self.row_factory = _timed_factory(self.row_factory)
         self._protocol_handler = _timed_handler(self._protocol_handler)
+        _requests["sent"] += 1
+        if getattr(self, "timeout", None) is not None:
+            _requests["with_timeout"] += 1
         return send_request(self, *args, **kwargs)
+
+    def connect_then_time(self: Any, *args: Any, **kwargs: Any) -> Any:
+        session = connect(self, *args, **kwargs)
+        time_session(session)
+        return session
 
     def snapshot_then_shutdown(self: Any) -> Any:
         _snapshot()
-        _driver["reactor"] = getattr(self.connection_class, "__name__", "")
+        reactor = getattr(self.connection_class, "_pf_timed_base", self.connection_class)
+        _driver["reactor"] = getattr(reactor, "__name__", "")
         return shutdown(self)
 
     future_class.send_request = timed_send_request
+    cluster_module.Cluster.connect = connect_then_time
     cluster_module.Cluster.shutdown = snapshot_then_shutdown
     import cassandra
 
@@ -175,7 +213,13 @@ def _write() -> None:
         "instrumented": instrument.delta(_start, _best),
         "factories": {_name(fn): {"calls": s["calls"], "rows": s["rows"]} for fn, s in _seen.items()},
         "driver": _driver,
+        "requests": _requests,
+        "warnings": _warnings,
     }
+    try:
+        totals["region_call_ns"] = _load("overhead").calibrate(*CALIBRATION)
+    except Exception as exc:  # the profiler calibrates in its own process instead, and says so
+        totals["region_call_error"] = f"{type(exc).__name__}: {exc}"
     try:
         totals["factory_costs"] = _factory_costs()
     except Exception as exc:  # the user's factory failed on a copy of its rows: no ratio, say why

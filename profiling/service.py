@@ -27,9 +27,11 @@ def base_row(kind: str, command: str) -> dict[str, Any]:
 
 
 def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dict[str, dict[str, Any]],
-                total_ns: float, rule: foreign.FactoryRule, rate: int) -> list[sampling.Stack]:
+                total_ns: float, rule: foreign.FactoryRule, rate: int, wall_ns: float) -> list[sampling.Stack]:
     """Classify the recording (by the instrumentation's markers when it has them, else by
-    :mod:`profiling.foreign`), weigh it by each thread's CPU, draw it."""
+    :mod:`profiling.foreign`), weigh it by each thread's CPU, draw it. ``wall_ns``: how long
+    py-spy sampled (the event loop's kernel CPU is split by its samples in system calls, each
+    standing for one sampling interval, as for the harness's runs)."""
     with open(raw) as f:
         stacks = list(sampling.parse_raw(f))
     for tid, thread_name in {s.tid: s.thread for s in stacks}.items():
@@ -44,7 +46,7 @@ def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dic
         cpu = list(foreign.cpu_stacks(stacks, rule))
         if classified.factory:
             row["factory"], row["factory_ref"] = classified.factory, classified.factory_ref
-    row["shares"]["sampled"] = samples.shares(threads, total_ns)
+    row["shares"]["sampled"] = samples.shares(threads, total_ns, wall_ns)
     row["threads"] = threads
     row["agreement_pts"] = report.agreement(row["shares"])
     row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": rate, "counts": samples.counts(),
@@ -85,10 +87,11 @@ def reactor_note(thread_names: set[str]) -> str | None:
         return None
     other = thread_names & LOOP_THREAD_NAMES
     if other:
-        return (f"reactor thread {', '.join(sorted(other))}: classified by name as io, but its frames are not "
-                "mapped in detail (libev and asyncio are)")
+        return (f"reactor thread {', '.join(sorted(other))}: known by name as the driver's event loop, so its CPU "
+                "counts as socket, but its frames are not mapped to framing, dispatch or timers (libev's and "
+                "asyncio's are)")
     return ("no driver event-loop thread seen (gevent, eventlet or a reactor of your own, or an idle driver): "
-            "the reactor's work counts as other, not io; libev and asyncio are classified fully")
+            "the reactor's work counts as other, not socket; libev and asyncio are classified fully")
 
 
 def write_reports(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> None:

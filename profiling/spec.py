@@ -72,6 +72,7 @@ class RunSpec(RunSettings):
                 "num_ops": self.num_ops, "threads": self.threads, "concurrency": self.concurrency,
                 "processes": self.processes if self.multiprocess else 1,
                 "connection_class": self.connection_class, "statement": self.workload.statement,
+                "num_columns": self.workload.num_columns, "column_type": self.workload.column_type,
                 "request_timeout": self.request_timeout,
                 "instrumentation": "on" if self.instrumentation else "off"}
 

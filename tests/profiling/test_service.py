@@ -123,6 +123,16 @@ def test_record_recovers_the_planted_cost_by_both_methods(contact, tmp_path):
     assert found["sampled"] == pytest.approx(burned_s, rel=0.10), "sampled"
     assert row["factory"] == "slow_tuple_factory" and row["samples"]["by_markers"]
     assert row["ops"] > 1000 and row["factories_used"]
+    # the event loop's work split as in the harness's runs: the hooks were installed on the Session
+    for method in ("instrumented", "sampled"):
+        for category in ("framing", "dispatch", "request"):
+            assert row["shares"][method][category] > 0, (method, category, row["shares"])
+    calls = row["instrumented_ns"]["calls"]
+    # ops: every response decoded, prepares included, which do not pass through execute_async
+    assert min(calls["framing"], calls["dispatch"], calls["request"], calls["timers"]) > 0.9 * row["ops"]
+    assert row["requests"]["with_timeout"] == row["requests"]["sent"] > 0.9 * row["ops"]  # the default timeout
+    assert row["instrumentation"] == "on" and "in the recorded process" in row["instrumentation_cost"]["calibrated"]
+    assert "instrumentation >= " in done.stdout and "instrumentation cost: -" not in done.stdout
     assert_advice_names_the_factory(row)
     costs = row["factory_costs"]
     assert costs["rows"] == 100 and costs["columns"] == 7

@@ -34,7 +34,8 @@ def test_the_spec_crosses_to_the_child_unchanged():
     record = spec.record()
     assert record == {"pattern": "sync", "factory": "cached_named_tuple", "workload": "read", "num_ops": 4000,
                       "threads": 1, "concurrency": 120, "processes": 1, "connection_class": "libev",
-                      "statement": "prepared", "request_timeout": 30.0, "instrumentation": "on"}
+                      "statement": "prepared", "request_timeout": 30.0, "instrumentation": "on",
+                      "num_columns": 5, "column_type": "text"}
     pooled = dataclasses.replace(spec, pattern="multiprocess_concurrent", processes=3)
     assert pooled.record()["processes"] == 3
 
