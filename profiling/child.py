@@ -42,11 +42,11 @@ def say(kind: str, payload: dict[str, Any]) -> None:
 
 
 class InProcess:
-    def __init__(self, spec: RunSpec) -> None:
+    def __init__(self, spec: RunSpec, stop: threading.Event) -> None:
         self.spec = spec
         self.pattern = patterns.PATTERNS[spec.pattern]
         self.client = client_mod.open_client(spec)
-        warmup.warm_client(self.client, spec)
+        warmup.warm_client(self.client, spec, stop)
         self.before = self.client.recorder.snapshot()
 
     def run(self, stop: threading.Event, tally: patterns.Tally, prof_dir: str | None = None) -> None:
@@ -62,7 +62,8 @@ class InProcess:
         return delta
 
     def progress(self) -> int:
-        """Responses decoded so far (for the watchdog: requests sent to a dead node are not progress)."""
+        """Responses decoded so far, for the watchdog (0 when not instrumented), which also sees the
+        requests sent and ended in the pass's tally."""
         return int(self.client.recorder.snapshot()["calls"]["deserialization"])
 
     def close(self) -> None:
@@ -149,7 +150,7 @@ def main() -> int:
     try:
         # before py-spy attaches (at "ready"): the calibration's own samples stay out of the profile
         region_call_ns = overhead.calibrate() if spec.instrumentation else None
-        runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec)
+        runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec, stop)
     except Exception as exc:
         say("failed", {"error": f"{type(exc).__name__}: {exc}"})
         return 2
