@@ -66,6 +66,10 @@ class InProcess:
         requests sent and ended in the pass's tally."""
         return int(self.client.recorder.snapshot()["calls"]["deserialization"])
 
+    def reachable(self) -> bool:
+        """Whether the driver holds any host up (after a node dies, it marks it down at once)."""
+        return any(host.is_up is not False for host in self.client.cluster.metadata.all_hosts())
+
     def close(self) -> None:
         self.client.close()
 
@@ -108,6 +112,7 @@ class Pass:
 
         self.started = time.perf_counter()
         with watchdog.Watchdog(self.tally, self.stop, progress=self.runner.progress,
+                               reachable=getattr(self.runner, "reachable", watchdog.always_reachable),
                                on_abandon=abandon) as dog:
             self.runner.run(self.stop, self.tally, prof_dir)
         self.reason = dog.reason

@@ -346,7 +346,7 @@ def _slug(text: str) -> str:
 
 
 def _failed(row: dict[str, Any], error: str) -> dict[str, Any]:
-    """The row of a run that measured nothing (the session prints it, once, with the others)."""
+    """The row of a run that measured nothing (``Harness.run`` prints it, once, as every run's line)."""
     row.update(ops=0, errors=0, failed=error, wall_s=0.0, client_cpu_s=0.0,
                shares={"instrumented": None, "sampled": None})
     return row

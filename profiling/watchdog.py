@@ -10,7 +10,9 @@ instrumented) a few times a second and gives up when
 * nothing moves for ``stalled_s``: no request sent, none ended and no response decoded (a node
   that stopped answering without closing its connections, which with ``timeout=None`` the
   driver would wait for for ever; or ``future_full_throttle`` once it has sent every request,
-  as it counts their ends only then).
+  as it counts their ends only then). Requests sent count only while ``reachable()`` says a host
+  is up: ``future_full_throttle`` sending into a dead node (every request failing at once, none
+  of it counted until it has sent them all) is a stall.
 
 Giving up sets the run's stop event: every pattern then stops issuing requests and returns
 once its requests in flight end. If it has not returned ``grace_s`` later, its in-flight work
@@ -37,13 +39,18 @@ def _no_progress() -> int:
     return 0
 
 
+def always_reachable() -> bool:
+    return True
+
+
 class Watchdog:
     """Watches one pass of a pattern (a ``with`` block); ``reason`` says why it gave up, if it did."""
 
     def __init__(self, tally: Tally, stop: threading.Event, *, progress: Callable[[], int] = _no_progress,
-                 on_abandon: Callable[[str], None] | None = None, failing_s: float = FAILING_S,
-                 stalled_s: float = STALLED_S, grace_s: float = GRACE_S) -> None:
+                 reachable: Callable[[], bool] = always_reachable, on_abandon: Callable[[str], None] | None = None,
+                 failing_s: float = FAILING_S, stalled_s: float = STALLED_S, grace_s: float = GRACE_S) -> None:
         self.tally, self.stop, self.progress, self.on_abandon = tally, stop, progress, on_abandon
+        self.reachable = reachable
         self.failing_s, self.stalled_s, self.grace_s = failing_s, stalled_s, grace_s
         self.reason: str | None = None
         self._ended = threading.Event()
@@ -66,7 +73,7 @@ class Watchdog:
         failing_since: float | None = None
         while not self._ended.wait(POLL_S):
             now = time.monotonic()
-            seen = (t.ok, t.errors, t.sent, self.progress())
+            seen = (t.ok, t.errors, t.sent if self.reachable() else last[2], self.progress())
             if seen != last:
                 moved_at = now
             if seen[0] != last[0]:

@@ -31,7 +31,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_dead_node_test"
 #: Seconds from the kill to a session's exit: the watchdog's detection (``future_full_throttle``
-#: counts its failures only after sending everything: it may be caught as a stall) and grace, then
+#: counts its failures only after sending everything, and its sends stop counting once the driver marks
+#: the node down: it is caught as a stall) and grace, then
 #: py-spy's file, the reports and the end of the session, with slack for a shared machine.
 BOUND_S = max(watchdog.FAILING_S, watchdog.STALLED_S) + watchdog.GRACE_S + 45
 #: The patterns, in groups run at once against one node, killed once per group.

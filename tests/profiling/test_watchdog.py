@@ -64,6 +64,11 @@ def test_requests_being_sent_count_as_movement():
     assert not stop.is_set() and dog.reason is None
 
 
+def test_requests_sent_while_no_host_is_up_are_not_movement():
+    dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: False)
+    assert stop.is_set() and 0.9 < took < 2.5 and dog.reason.startswith("nothing answered")
+
+
 class Answered:
     """A request that has already ended, as a driver future."""
 
