@@ -16,7 +16,8 @@ from typing import Any
 
 from . import client, factories
 from .patterns import PATTERNS
-from .runner import Options, run_session
+from .runner import Options
+from .session import run_session
 from .workload import COLUMN_TYPES, STATEMENTS
 
 DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]

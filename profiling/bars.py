@@ -16,6 +16,7 @@ _CODE = re.compile(r"`([^`]+)`")
 FALLBACK_COLOR = "#999999"
 #: Row flags that make a run's figures less trustworthy, and what the mark says.
 MARKS = {"interrupted": "interrupted: stopped early, partial figures",
+         "failed_repeats": "a repeat failed: figures from the others",
          "noisy": "noisy: CPU/op differs by more than 10% between repeats"}
 
 
@@ -71,5 +72,5 @@ def advice_html(rows: list[dict[str, Any]]) -> str:
 
 STYLE = (".bars{display:flex;align-items:center;gap:3px;margin:1px 0} .method{font-size:10px;color:#666;"
          "width:8px} .mark{color:#fff;background:#c0392b;font-size:11px;padding:0 4px;display:inline-block;"
-         "border-radius:3px;margin:2px 0} tr.interrupted,tr.noisy{background:#fdf0ed} .legend{font-size:12px}"
+         "border-radius:3px;margin:2px 0} tr.interrupted,tr.failed_repeats,tr.noisy{background:#fdf0ed} .legend{font-size:12px}"
          " .key{margin-right:10px} .swatch{display:inline-block;width:10px;height:10px;margin-right:3px}")

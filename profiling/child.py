@@ -42,11 +42,11 @@ def say(kind: str, payload: dict[str, Any]) -> None:
 
 
 class InProcess:
-    def __init__(self, spec: RunSpec) -> None:
+    def __init__(self, spec: RunSpec, stop: threading.Event) -> None:
         self.spec = spec
         self.pattern = patterns.PATTERNS[spec.pattern]
         self.client = client_mod.open_client(spec)
-        warmup.warm_client(self.client, spec)
+        warmup.warm_client(self.client, spec, stop)
         self.before = self.client.recorder.snapshot()
 
     def run(self, stop: threading.Event, tally: patterns.Tally, prof_dir: str | None = None) -> None:
@@ -62,8 +62,13 @@ class InProcess:
         return delta
 
     def progress(self) -> int:
-        """Responses decoded so far (for the watchdog: requests sent to a dead node are not progress)."""
+        """Responses decoded so far, for the watchdog (0 when not instrumented), which also sees the
+        requests sent and ended in the pass's tally."""
         return int(self.client.recorder.snapshot()["calls"]["deserialization"])
+
+    def reachable(self) -> bool:
+        """Whether the driver holds any host up (after a node dies, it marks it down at once)."""
+        return any(host.is_up is not False for host in self.client.cluster.metadata.all_hosts())
 
     def close(self) -> None:
         self.client.close()
@@ -107,6 +112,7 @@ class Pass:
 
         self.started = time.perf_counter()
         with watchdog.Watchdog(self.tally, self.stop, progress=self.runner.progress,
+                               reachable=getattr(self.runner, "reachable", watchdog.always_reachable),
                                on_abandon=abandon) as dog:
             self.runner.run(self.stop, self.tally, prof_dir)
         self.reason = dog.reason
@@ -149,7 +155,7 @@ def main() -> int:
     try:
         # before py-spy attaches (at "ready"): the calibration's own samples stay out of the profile
         region_call_ns = overhead.calibrate() if spec.instrumentation else None
-        runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec)
+        runner: Any = Pool(spec) if spec.multiprocess else InProcess(spec, stop)
     except Exception as exc:
         say("failed", {"error": f"{type(exc).__name__}: {exc}"})
         return 2

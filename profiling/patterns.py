@@ -36,10 +36,13 @@ def rows_in(result: Any) -> int:
 
 
 class Tally:
-    """Thread-safe counts: successes and their rows, final failures (by exception type), retries."""
+    """Thread-safe counts: requests sent, successes and their rows, final failures (by exception
+    type), retries. ``sent`` moves as soon as a request goes out (a pattern that sends everything
+    before it collects anything counts nothing else until then): the watchdog's sign of life."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.sent = 0
         self.ok = 0
         self.rows = 0
         self.errors = 0
@@ -60,16 +63,21 @@ class Tally:
             if self.first_error is None:
                 self.first_error = f"{type(exc).__name__}: {exc}"[:500]
 
+    def sending(self) -> None:
+        with self._lock:
+            self.sent += 1
+
     def retry(self) -> None:
         with self._lock:
             self.retries += 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "rows": self.rows, "errors": self.errors, "retries": self.retries,
+        return {"sent": self.sent, "ok": self.ok, "rows": self.rows, "errors": self.errors, "retries": self.retries,
                 "error_kinds": dict(self.error_kinds), "first_error": self.first_error}
 
     def add(self, other: dict[str, Any]) -> None:
         with self._lock:
+            self.sent += other.get("sent", 0)
             self.ok += other["ok"]
             self.rows += other["rows"]
             self.errors += other["errors"]
@@ -114,8 +122,9 @@ class Context:
 
 
 def _submit(ctx: Context, i: int) -> Any:
-    """``execute_async`` of operation ``i``; None (and an error counted) if it raised."""
+    """``execute_async`` of operation ``i`` (counted as sent); None (and an error counted) if it raised."""
     try:
+        ctx.tally.sending()
         return ctx.execute_async(ctx.request(i))
     except Exception as exc:
         ctx.failed(exc)
@@ -241,6 +250,7 @@ def execute_concurrent(ctx: Context, ops: range) -> None:
     def statements() -> Iterable[tuple[Any, None]]:
         for i in _until_stopped(ctx, ops):
             try:
+                ctx.tally.sending()  # the helper sends each statement as it takes it
                 yield ctx.request(i), None
             except Exception as exc:  # a bind error must not abort the whole helper
                 ctx.failed(exc)
@@ -277,6 +287,7 @@ def async_errback(ctx: Context, ops: range) -> None:
 
     def send(i: int, attempt: int) -> None:
         try:
+            ctx.tally.sending()
             future = ctx.execute_async(ctx.request(i))
         except Exception as exc:
             on_error(exc, i, attempt)

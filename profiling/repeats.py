@@ -6,6 +6,11 @@ holds the medians of CPU per operation and of throughput, their spread (min-max)
 artifacts of its median run (the repeat whose CPU per operation is the median; the lower middle one
 for an even count), every repeat's own row under ``repeats``, and ``noisy`` when CPU per operation
 differs by more than :data:`NOISY_SPREAD` between repeats (largest / smallest - 1).
+
+A repeat that failed or was interrupted (stopped early: partial figures) stays out of the medians, the
+spread and the noisy mark whenever a complete repeat exists; the row still says what happened to it:
+``interrupted`` and the first ``interrupted_reason``, and ``failed_repeats`` (their numbers), so a
+session's exit code and the reports' marks see it whichever run is the median.
 """
 
 from __future__ import annotations
@@ -84,11 +89,12 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ``noisy``)."""
     if len(runs) == 1:
         return {**runs[0], "noisy": False}
-    ok = [r for r in runs if _measured(r)]
+    measured = [r for r in runs if _measured(r)]
+    ok = [r for r in measured if not r.get("interrupted")] or measured  # partial figures only if all are
     if not ok:
         return {**runs[0], "noisy": False, "repeats": runs}
     middle = sorted(ok, key=lambda r: r["cpu_us_per_op"])[(len(ok) - 1) // 2]
-    row = {k: v for k, v in middle.items() if k != "repeat"}
+    row = {k: v for k, v in middle.items() if k not in ("repeat", "interrupted_reason")}
     row["median_repeat"] = middle.get("repeat")
     for k in SPREAD_KEYS:
         values = [r[k] for r in ok]
@@ -97,6 +103,10 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     low, high = row["spread"]["cpu_us_per_op"]
     row["noisy"] = len(ok) > 1 and low > 0 and high > low * (1 + NOISY_SPREAD)
     row["interrupted"] = any(r.get("interrupted") for r in runs)
+    reason = next((r["interrupted_reason"] for r in runs if r.get("interrupted_reason")), None)
+    if reason:
+        row["interrupted_reason"] = reason
+    row["failed_repeats"] = [r.get("repeat") for r in runs if r.get("failed")]
     row["warnings"] = _warnings(runs)
     artifacts = dict(middle.get("artifacts", {}))
     profiled = next((r for r in runs if "prof" in r.get("artifacts", {})), None)
@@ -142,7 +152,7 @@ def legend(rows: list[dict[str, Any]]) -> str:
     if not counts:
         return ""
     n = "/".join(map(str, counts))
-    return (f"; ops/s and CPU µs/op: median of {n} repeats (min–max); shares, ops and files from the median "
+    return (f"; ops/s and CPU µs/op: median of {n} repeats (min–max), the complete ones when there are any; shares, ops and files from the median "
             f"run; {NOISY_MARK} = CPU µs/op differs by more than {NOISY_SPREAD:.0%} between repeats")
 
 

@@ -66,7 +66,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
     agree = row.get("agreement_pts")
     return [
         row["pattern"], row["workload"], row["factory"],
-        f"{row['ops']}{'*' if row.get('interrupted') else ''}", str(row["errors"]),
+        f"{row['ops']}{'*' if row.get('interrupted') or row.get('failed_repeats') else ''}", str(row["errors"]),
         repeats.figure(row, "throughput_ops_s"), repeats.figure(row, "cpu_us_per_op"),
         *cats, "-" if agree is None else f"{agree:.1f}",
     ]
@@ -76,7 +76,7 @@ HEADER = ["pattern", "load", "factory", "ops", "errors", "ops/s", "CPU µs/op",
           *(SHORT[k] for k in CATEGORIES), "Δmax pts"]
 LEGEND = ("shares of client CPU in %, instrumented/sampled: deser = deserialization, rows = row "
           "factory, enc = encode, frame = framing, disp = dispatch, req = request path, sock = socket; "
-          "Δmax = largest gap between the two methods in points; * = interrupted run")
+          "Δmax = largest gap between the two methods in points; * = interrupted run (or a repeat of it interrupted or failed)")
 
 
 def table(rows: list[dict[str, Any]]) -> str:

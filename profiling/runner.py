@@ -6,6 +6,9 @@ pattern runs, py-spy stops, and, if asked, the pattern runs again under
 cProfile. The harness writes each run's artifacts and, after every run,
 ``summary.json`` again, so an interrupted session leaves what it has.
 
+:mod:`profiling.session` puts a session around the runs: the cluster, its data, the reports and the
+exit code.
+
 Ctrl-C (SIGINT) or SIGTERM: the first one stops the current run early (its partial result is
 kept and marked ``interrupted``, with the reason) and skips the rest; the second one kills the
 run's processes. Either way the reports are written; the exit code is 130 (SIGINT) or 143 (SIGTERM).
@@ -29,11 +32,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cassandra.cluster import NoHostAvailable
-
-from . import instrument, publish, pyspy, report, repeats, sampling, warmup
+from . import instrument, pyspy, report, repeats, sampling, warmup
 from .child import PREFIX
-from .cluster import Contact, connect, reach
+from .cluster import Contact
 from .flame import write_speedscope, write_svg
 from .node import protocol
 from .patterns import PATTERNS
@@ -46,8 +47,6 @@ from .workload import Workload
 SUBPROCESS_DISCOVERY_S = 1.0
 #: How long a run's process may take to exit once told to; then its process group is killed.
 CHILD_EXIT_S = 30.0
-#: How long the end of a session waits for a cluster (connecting to drop the keyspace).
-CONNECT_TIMEOUT_S = 5.0
 #: After a run whose requests failed: handshakes with every contact point, this many times a second
 #: apart, each given this long (a busy node may be slow to answer; a dead one refuses at once).
 CHECK_ATTEMPTS, CHECK_TIMEOUT_S = 3, 3.0
@@ -106,6 +105,13 @@ class Options(RunSettings):
             out += [(kind, p, f) for p in self.patterns for f in factories]
         return out
 
+    def plan(self) -> list[tuple[int | str, tuple[str, str, str]]]:
+        """Every run of the session, in order: the repeats round-robin, then the warm-up check."""
+        order: list[tuple[int | str, tuple[str, str, str]]] = list(repeats.plan(self.combos(), self.repeat))
+        if self.recheck_first and order:
+            order.append((repeats.CHECK, order[0][1]))
+        return order
+
 
 class ChildEnded(Exception):
     pass
@@ -162,9 +168,7 @@ class Harness:
         os.makedirs(self.opts.out, exist_ok=True)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
         try:
-            order = repeats.plan(self.opts.combos(), self.opts.repeat)
-            if self.opts.recheck_first and order:
-                order.append((repeats.CHECK, order[0][1]))  # type: ignore[arg-type]
+            order = self.opts.plan()
             for n, (repeat, (kind, pattern, factory)) in enumerate(order, 1):
                 if self.stopping:
                     break
@@ -342,7 +346,7 @@ def _slug(text: str) -> str:
 
 
 def _failed(row: dict[str, Any], error: str) -> dict[str, Any]:
-    print(f"  FAILED: {error}", flush=True)
+    """The row of a run that measured nothing (``Harness.run`` prints it, once, as every run's line)."""
     row.update(ops=0, errors=0, failed=error, wall_s=0.0, client_cpu_s=0.0,
                shares={"instrumented": None, "sampled": None})
     return row
@@ -356,90 +360,3 @@ def _fill(row: dict[str, Any], measured: Measurement) -> None:
     if measured.errors:
         row["warnings"].append(f"{measured.errors} errors: {measured.error_kinds}; "
                                f"first: {measured.first_error}")
-
-
-def prepare_data(opts: Options) -> None:
-    """Create the keyspace and tables, load the partitions the selects read."""
-    from .client import connection_class
-
-    options: dict[str, Any] = {"protocol_version": opts.protocol_version} if opts.protocol_version else {}
-    cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class),
-                               connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S,
-                               **options)
-    try:
-        for kind in opts.kinds:
-            opts.workload(kind).load(session)
-    finally:
-        cluster.shutdown()
-
-
-def drop_data(opts: Options) -> None:
-    from .client import connection_class
-
-    try:
-        cluster, session = connect(opts.contact(), connection_class=connection_class(opts.connection_class),
-                                   connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S)
-    except Exception as exc:  # leaving data behind is no reason to lose the results
-        print(f"[profiling] could not drop keyspace {opts.keyspace}: {exc}", flush=True)
-        return
-    try:
-        session.execute(f"DROP KEYSPACE IF EXISTS {opts.keyspace}", timeout=60)
-    except Exception as exc:
-        print(f"[profiling] could not drop keyspace {opts.keyspace}: {exc}", flush=True)
-    finally:
-        cluster.shutdown()
-
-
-def run_session(opts: Options) -> int:
-    """A cluster (``--hosts``, or the local node, started if needed and then stopped), data,
-    every run, the reports."""
-    harness = Harness(opts)
-
-    def interrupt(signum: int, _frame: Any) -> None:  # SIGTERM outside the runs: as Ctrl-C there
-        harness._stop(SIGNALS[signum], 128 + signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        with reach(opts.hosts, opts.port) as contact:
-            opts.hosts, opts.port = contact.hosts, contact.port
-            try:
-                print(f"[profiling] cluster {contact}, keyspace {opts.keyspace}, output {opts.out}", flush=True)
-                try:
-                    prepare_data(opts)
-                except NoHostAvailable as exc:
-                    harness._stop(f"the cluster does not answer ({contact}): {exc}", EXIT_CLUSTER_GONE)
-                    print(f"[profiling] {harness.stop_reason}", flush=True)
-                else:
-                    harness.run()
-            except KeyboardInterrupt:
-                harness._stop(SIGNALS[signal.SIGINT], 130)
-            finally:
-                try:
-                    write_reports(opts, harness.rows, harness.stop_reason)
-                finally:
-                    if not opts.keep_data and harness.exit_code != EXIT_CLUSTER_GONE:
-                        drop_data(opts)
-    except KeyboardInterrupt:  # while the node was starting or stopping: what there is is reported
-        harness._stop(SIGNALS[signal.SIGINT], 130)
-        write_reports(opts, harness.rows, harness.stop_reason)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if harness.exit_code is not None:
-        return harness.exit_code
-    return 1 if any(r.get("failed") or r.get("interrupted_reason") for r in harness.rows) else 0
-
-
-def write_reports(opts: Options, rows: list[dict[str, Any]], interrupted: str | None = None) -> None:
-    meta = {"command": opts.command, "driver": publish.driver_version(),
-            "reactor": opts.connection_class, "ops per run": opts.num_ops,
-            "requests": f"{opts.statement} statements, timeout "
-                        f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
-            "instrumentation": "on" if opts.instrumentation else "off",
-            "py-spy": f"{opts.rate} Hz{', native' if opts.native else ''}" if opts.pyspy else "off",
-            **warmup.settings(opts)}
-    if interrupted:
-        done = {(r["workload"], r["pattern"], r["factory"]) for r in rows}
-        skipped = sum(1 for combo in opts.combos() if combo not in done)
-        meta["interrupted"] = f"{interrupted}; {skipped} of {len(opts.combos())} runs skipped"
-    publish.publish(rows, opts.out, meta)

@@ -153,15 +153,16 @@ def session_warm_up(opts: Any, kind: str, cancelled: Callable[[], bool]) -> dict
     return done.record()
 
 
-def warm_client(client: Any, spec: Any) -> None:
+def warm_client(client: Any, spec: Any, stop: threading.Event) -> None:
     """The run's own pattern over ``spec.warmup`` operations (not measured: the measurement takes its
-    clocks after this), so its code path, connections and caches are warm when it starts."""
-    from .patterns import PATTERNS, Context, run
+    clocks after this), so its code path, connections and caches are warm when it starts. Its requests
+    are the measured ones' (``client.context``: their timeout, blocking calls timed only when
+    instrumented); ``stop`` (the process's: Ctrl-C) ends it early."""
+    from .patterns import PATTERNS, run
 
     if spec.warmup <= 0:
         return
-    ctx = Context(client.session, client.request, concurrency=spec.concurrency, retries=spec.retries,
-                  wait=client.recorder.wait)
+    ctx = client.context(concurrency=spec.concurrency, retries=spec.retries, stop=stop)
     run(PATTERNS[spec.pattern].body, ctx, spec.warmup, spec.threads)
 
 

@@ -1,16 +1,18 @@
 """Giving up on a run whose requests fail or stall: a node that dies mid-run ends the run
 in bounded time, with what was measured so far, instead of hanging it.
 
-A :class:`Watchdog` thread looks at the run's :class:`~profiling.patterns.Tally` (and, where
-there is one, a progress counter such as the instrumentation's region calls) a few times a
-second and gives up when
+A :class:`Watchdog` thread looks at the run's :class:`~profiling.patterns.Tally` (requests sent,
+ended and failed) and, where there is one, a progress counter (responses decoded, when
+instrumented) a few times a second and gives up when
 
 * requests fail and none succeeds for ``failing_s`` (a dead node: every request fails at once
   with ``NoHostAvailable``), or
-* nothing moves for ``stalled_s``: no request counted and no response decoded (a node that
-  stopped answering without closing its connections, which with ``timeout=None`` the driver
-  would wait for for ever; or ``future_full_throttle``, which counts its failures only once it
-  has sent every request).
+* nothing moves for ``stalled_s``: no request sent, none ended and no response decoded (a node
+  that stopped answering without closing its connections, which with ``timeout=None`` the
+  driver would wait for for ever; or ``future_full_throttle`` once it has sent every request,
+  as it counts their ends only then). Requests sent count only while ``reachable()`` says a host
+  is up: ``future_full_throttle`` sending into a dead node (every request failing at once, none
+  of it counted until it has sent them all) is a stall.
 
 Giving up sets the run's stop event: every pattern then stops issuing requests and returns
 once its requests in flight end. If it has not returned ``grace_s`` later, its in-flight work
@@ -37,13 +39,18 @@ def _no_progress() -> int:
     return 0
 
 
+def always_reachable() -> bool:
+    return True
+
+
 class Watchdog:
     """Watches one pass of a pattern (a ``with`` block); ``reason`` says why it gave up, if it did."""
 
     def __init__(self, tally: Tally, stop: threading.Event, *, progress: Callable[[], int] = _no_progress,
-                 on_abandon: Callable[[str], None] | None = None, failing_s: float = FAILING_S,
-                 stalled_s: float = STALLED_S, grace_s: float = GRACE_S) -> None:
+                 reachable: Callable[[], bool] = always_reachable, on_abandon: Callable[[str], None] | None = None,
+                 failing_s: float = FAILING_S, stalled_s: float = STALLED_S, grace_s: float = GRACE_S) -> None:
         self.tally, self.stop, self.progress, self.on_abandon = tally, stop, progress, on_abandon
+        self.reachable = reachable
         self.failing_s, self.stalled_s, self.grace_s = failing_s, stalled_s, grace_s
         self.reason: str | None = None
         self._ended = threading.Event()
@@ -60,13 +67,13 @@ class Watchdog:
 
     def _watch(self) -> None:
         t = self.tally
-        last = (t.ok, t.errors, self.progress())
+        last = (t.ok, t.errors, t.sent, self.progress())
         moved_at = time.monotonic()
         ok_errors = t.errors  # errors counted when the last success was seen
         failing_since: float | None = None
         while not self._ended.wait(POLL_S):
             now = time.monotonic()
-            seen = (t.ok, t.errors, self.progress())
+            seen = (t.ok, t.errors, t.sent if self.reachable() else last[2], self.progress())
             if seen != last:
                 moved_at = now
             if seen[0] != last[0]:
@@ -80,7 +87,8 @@ class Watchdog:
                               f"{self.failing_s:.0f} s ({kinds})")
                 return
             if now - moved_at >= self.stalled_s:
-                self._give_up(f"nothing answered for {self.stalled_s:.0f} s (no request ended, no response decoded)")
+                self._give_up(f"nothing answered for {self.stalled_s:.0f} s "
+                              "(no request sent or ended, no response decoded)")
                 return
 
     def _give_up(self, reason: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling import patterns, runner, watchdog
+from profiling import patterns, runner, session, watchdog
 from profiling.client import default_reactor
 from profiling.node import config, server
 from profiling.node.config import Node
@@ -31,7 +31,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_dead_node_test"
 #: Seconds from the kill to a session's exit: the watchdog's detection (``future_full_throttle``
-#: counts its failures only after sending everything: it is caught as a stall) and grace, then
+#: counts its failures only after sending everything, and its sends stop counting once the driver marks
+#: the node down: it is caught as a stall) and grace, then
 #: py-spy's file, the reports and the end of the session, with slack for a shared machine.
 BOUND_S = max(watchdog.FAILING_S, watchdog.STALLED_S) + watchdog.GRACE_S + 45
 #: The patterns, in groups run at once against one node, killed once per group.
@@ -69,8 +70,8 @@ def own_node(node_home):
     assert running == [node] and pid is not None
     try:
         # the schema and the rows the sessions read, made once (the sessions then find them)
-        runner.prepare_data(runner.Options(hosts=[node.address], patterns=[], factories=["tuple"], kinds=["read"],
-                                           keyspace=KEYSPACE, connection_class=default_reactor()))
+        session.prepare_data(runner.Options(hosts=[node.address], patterns=[], factories=["tuple"], kinds=["read"],
+                                            keyspace=KEYSPACE, connection_class=default_reactor()))
         yield node.address, pid
     finally:
         if server.running_pid(node) == pid:

@@ -20,7 +20,8 @@ from profiling import patterns
 from profiling.client import connection_class, default_reactor
 from profiling.cluster import connect
 from profiling.instrument import CATEGORIES
-from profiling.runner import Harness, Options, prepare_data
+from profiling.runner import Harness, Options
+from profiling.session import prepare_data
 from tests.profiling.procs import group_gone
 
 pytestmark = pytest.mark.integration
@@ -61,6 +62,7 @@ def test_errors_are_counted_not_hidden(session, name):
     assert t["error_kinds"] == {"InvalidRequest": 40}
     assert "no_such_table" in t["first_error"]
     assert t["retries"] == (80 if name == "async_errback" else 0)
+    assert t["sent"] == 40 + t["retries"]  # every request sent is counted, retries too
 
 
 def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling import report, repeats, warmup
+from profiling import bars, report, repeats, warmup
 from profiling.__main__ import build_parser, main, options
 from profiling.instrument import CATEGORIES
 
@@ -52,13 +52,32 @@ def test_noisy_when_cpu_per_op_differs_by_more_than_ten_percent(high, noisy):
     assert repeats.figure(row, "cpu_us_per_op").endswith(repeats.NOISY_MARK) is noisy
 
 
-def test_failed_and_interrupted_repeats():
+def test_failed_and_interrupted_repeats_stay_out_of_the_figures_but_mark_the_row(tmp_path):
+    stopped = "requests failing: 40 errors and no success for 5 s (NoHostAvailable: 40)"
     runs = [_run(1, 300.0, 1000.0), _run(2, None, 0.0, failed="ChildEnded: gone"),
-            _run(3, 340.0, 800.0, interrupted=True)]
+            _run(3, 150.0, 400.0, interrupted=True, interrupted_reason=stopped), _run(4, 310.0, 990.0)]
+    (row,) = repeats.combine(runs)
+    # the complete repeats only: the partial one (150) would be the median and make the row noisy
+    assert row["cpu_us_per_op"] == 305.0 and row["spread"]["cpu_us_per_op"] == [300.0, 310.0]
+    assert row["throughput_ops_s"] == 995.0 and row["noisy"] is False and row["median_repeat"] == 1
+    # what happened to the others is on the row, though its median run is a complete one
+    assert row["interrupted"] and row["interrupted_reason"] == stopped and row["failed_repeats"] == [2]
+    assert "repeat 2 failed: ChildEnded: gone" in row["warnings"]
+    assert report.table([row]).splitlines()[2].split()[3] == "1000*"
+    page = Path(report.write_html([row], str(tmp_path), {"command": "x"})).read_text()
+    assert bars.MARKS["failed_repeats"] in page and bars.MARKS["interrupted"] in page
+    assert "| 300 (1000) | FAILED | 150 (400)* | 310 (990) | 1 |" in report.markdown([row])
+    (failed,) = repeats.combine([_run(1, 300.0, 1000.0), _run(2, 320.0, 900.0), _run(3, None, 0.0, failed="x")])
+    assert failed["failed_repeats"] == [3] and not failed.get("interrupted") and "failed" not in failed
+    assert report.table([failed]).splitlines()[2].split()[3] == "1000*"
+
+
+def test_partial_figures_only_when_no_repeat_completed():
+    runs = [_run(1, 300.0, 1000.0, interrupted=True, interrupted_reason="SIGINT (Ctrl-C)"),
+            _run(2, 340.0, 800.0, interrupted=True, interrupted_reason="SIGTERM")]
     (row,) = repeats.combine(runs)
     assert row["cpu_us_per_op"] == 320.0 and row["spread"]["cpu_us_per_op"] == [300.0, 340.0]
-    assert row["interrupted"] and row["noisy"]
-    assert "repeat 2 failed: ChildEnded: gone" in row["warnings"]
+    assert row["interrupted"] and row["interrupted_reason"] == "SIGINT (Ctrl-C)" and row["noisy"]
     (dead,) = repeats.combine([_run(1, None, 0.0, failed="x"), _run(2, None, 0.0, failed="y")])
     assert dead["failed"] == "x" and dead["noisy"] is False and len(dead["repeats"]) == 2
 

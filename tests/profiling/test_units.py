@@ -335,9 +335,11 @@ def test_tally_counts_errors_by_kind_and_rows():
     t.error(ValueError("x"))
     t.error(ValueError("y"))
     t.retry()
+    for _ in range(6):
+        t.sending()
     other = Tally()
     other.add(t.to_dict())
-    assert other.to_dict() == {"ok": 3, "rows": 5, "errors": 2, "retries": 1, "error_kinds": {"ValueError": 2},
+    assert other.to_dict() == {"sent": 6, "ok": 3, "rows": 5, "errors": 2, "retries": 1, "error_kinds": {"ValueError": 2},
                                "first_error": "ValueError: x"}
 
 

@@ -3,12 +3,15 @@ repeats, the rows' medians and ranges, the median run's artifacts and the warm-u
 own keyspace, data left (the node is shared)."""
 
 import os
+import threading
 
 import pytest
 
 from profiling import repeats, warmup
-from profiling.client import default_reactor
-from profiling.runner import Harness, Options, prepare_data
+from profiling.client import default_reactor, open_client
+from profiling.runner import Harness, Options
+from profiling.session import prepare_data
+from profiling.spec import RunSpec
 from profiling.workload import Workload
 
 pytestmark = pytest.mark.integration
@@ -49,3 +52,37 @@ def test_repeats_run_round_robin_after_the_warm_up_and_sum_up_per_combination(co
     check = rows[0]["warmup_check"]
     assert check["end_cpu_us_per_op"] == harness.runs[-1]["cpu_us_per_op"] and check["change"] is not None
     assert "warm-up check: read sync tuple" in repeats.check_line(rows)
+
+
+def _spy_on_requests(client):
+    """Record each ``execute_async`` call's ``timeout`` (the request still goes to the node)."""
+    timeouts = []
+    real = client.session.execute_async
+
+    def execute_async(statement, *args, **kwargs):
+        timeouts.append(kwargs.get("timeout", "the session's"))
+        return real(statement, *args, **kwargs)
+
+    client.session.execute_async = execute_async
+    return timeouts
+
+
+def test_the_client_warm_up_sends_the_measured_requests_and_stops_when_told(contact):
+    opts = Options(hosts=list(contact.hosts), port=contact.port, keyspace=KEYSPACE, patterns=["sync"],
+                   factories=["tuple"], kinds=["read"], connection_class=default_reactor())
+    prepare_data(opts)
+    spec = RunSpec(**{**opts.settings(), "request_timeout": None, "instrumentation": False, "warmup": 30},
+                   pattern="future_full_pipeline", factory="tuple", workload=opts.workload("read"))
+    client = open_client(spec)
+    try:
+        timeouts = _spy_on_requests(client)
+        warmup.warm_client(client, spec, threading.Event())
+        assert timeouts == [None] * 30  # --request-timeout none: no timer, as in the measurement
+        assert client.recorder.snapshot()["calls"]["wait"] == 0  # uninstrumented: no timed waits
+        timeouts.clear()
+        stopped = threading.Event()
+        stopped.set()  # Ctrl-C before (or during) the warm-up
+        warmup.warm_client(client, spec, stopped)
+        assert timeouts == []
+    finally:
+        client.close()

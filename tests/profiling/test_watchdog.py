@@ -3,11 +3,13 @@ test a node of its own (pure: no node, no network)."""
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from profiling.node import config
 from profiling.node.config import Node
+from profiling import patterns
 from profiling.patterns import Tally
 from profiling.watchdog import Watchdog
 
@@ -55,6 +57,39 @@ def test_progress_counts_as_movement():
     ticks = iter(range(10**9))
     dog, stop, _ = _run(lambda t: None, seconds=2.0, progress=lambda: next(ticks))
     assert not stop.is_set() and dog.reason is None
+
+
+def test_requests_being_sent_count_as_movement():
+    dog, stop, _ = _run(lambda t: t.sending(), seconds=2.0)
+    assert not stop.is_set() and dog.reason is None
+
+
+def test_requests_sent_while_no_host_is_up_are_not_movement():
+    dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: False)
+    assert stop.is_set() and 0.9 < took < 2.5 and dog.reason.startswith("nothing answered")
+
+
+class Answered:
+    """A request that has already ended, as a driver future."""
+
+    def result(self):
+        return []
+
+
+def test_a_long_submission_is_not_a_stall():
+    """``future_full_throttle`` counts no end until it has sent every request: sending for longer
+    than the stall limit, uninstrumented (no decodes to count), on a node that answers, is no stall."""
+    tally, stop = Tally(), threading.Event()
+
+    def execute_async(statement):
+        time.sleep(0.01)  # the request path of a busy client
+        return Answered()
+
+    ctx = patterns.Context(SimpleNamespace(execute_async=execute_async), lambda i: i, stop=stop, tally=tally)
+    with Watchdog(tally, stop, **FAST) as dog:
+        patterns.future_full_throttle(ctx, range(200))  # about 2 s of sending: twice the stall limit
+    assert dog.reason is None and not stop.is_set()
+    assert (tally.sent, tally.ok) == (200, 200)
 
 
 def test_a_pattern_that_does_not_return_is_abandoned_with_the_reason():
