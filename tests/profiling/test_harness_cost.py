@@ -13,7 +13,7 @@ import pytest
 from profiling import overhead, patterns, report
 from profiling.__main__ import build_parser, options
 from profiling.client import Client, default_reactor, open_client
-from profiling.instrument import CATEGORIES, Recorder
+from profiling.instrument import CATEGORIES
 from profiling.spec import RunSpec
 from profiling.workload import COLUMN_TYPES, Workload
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from profiling import advice, attach, overhead, record, service
+from profiling import attach, overhead, record, sampling, service
 from profiling.foreign import KNOWN_FACTORIES, FactoryRule
 from profiling.runner import Options
 from tests.profiling.test_service_units import by_category, row
@@ -111,8 +111,8 @@ def test_record_passes_on_the_recorded_processs_warnings_and_counts():
 # -- the sampled window ---------------------------------------------------------------------------
 
 def test_the_services_sampled_shares_split_the_loops_kernel_cpu_over_the_window(tmp_path):
-    """As for the harness's runs: each sample in a system call stands for one interval of the
-    window, what no sample shows is socket (without the window, all of it would follow the samples)."""
+    """As for the harness's runs: the kernel CPU is split with the sampling window (``wall_ns``), which
+    gives other shares than the split without it."""
     src = tmp_path / "reactor.py"
     src.write_text("def f(self):\n    self._socket.send(m)\n    self._socket.recv(9)\n")
     clock_line = next(n for n, text in enumerate(Path(INSTR).read_text().splitlines(), 1) if "= _clock()" in text)
@@ -124,8 +124,10 @@ def test_the_services_sampled_shares_split_the_loops_kernel_cpu_over_the_window(
     r = service.base_row("record", "prog")
     threads = {"1": {"name": "event_loop", "ns": 170, "sys_ns": 100}}
     service.add_samples(r, str(raw), str(tmp_path), "x", threads, 170, FactoryRule(KNOWN_FACTORIES), 500, 2000)
-    # 200 samples over 2000 ns: 10 ns each; kernel 100 ns: timers 2 x 10, socket 1 x 10 + the 70 unseen
-    assert r["shares"]["sampled"] == pytest.approx(shares_of(dispatch=70, timers=20, socket=80))
+    samples = sampling.Samples.of(list(sampling.parse_raw(raw.read_text().splitlines())))
+    with_window = samples.shares(threads, 170, 2000)
+    assert with_window != pytest.approx(samples.shares(threads, 170))
+    assert r["shares"]["sampled"] == pytest.approx(with_window)
 
 
 # -- texts ----------------------------------------------------------------------------------------
