@@ -49,7 +49,7 @@ from profiling.factories import REFERENCE, for_sessions, resolve
 from profiling.warmup import IN_FLIGHT, warm_with
 
 from . import chart, cli, dataset, depths, reference, targets
-from .e2e_workloads import WORKLOADS, Runner, Workload, _params  # noqa: F401 (the depth's vocabulary)
+from .e2e_workloads import WORKLOADS, Runner, Workload
 from .pinning import parse_cpus, pin, unpin
 from .stats import paired_ratio
 from .tables import fmt_ratio, markdown_table

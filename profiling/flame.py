@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import os
 from typing import Any, Iterable
 
 from .instrument import CATEGORIES
@@ -140,3 +141,12 @@ def write_speedscope(path: str, stacks: Stacks, title: str) -> None:
            "shared": {"frames": frames}, "profiles": list(profiles.values())}
     with open(path, "w") as f:
         json.dump(doc, f)
+
+
+def draw(row: dict[str, Any], cpu: list[tuple[list[str], int, list[str]]], out: str, name: str,
+         raw: str, title: str) -> None:
+    """The run's flamegraph and speedscope file from its classified samples, named on its row."""
+    write_svg(os.path.join(out, f"{name}.svg"), cpu, title)
+    write_speedscope(os.path.join(out, f"{name}.speedscope.json"), cpu, title)
+    row["artifacts"].update(flamegraph=f"{name}.svg", speedscope=f"{name}.speedscope.json",
+                            raw=os.path.basename(raw))

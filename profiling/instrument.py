@@ -39,6 +39,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from .procfs import task_cpu
+
 CATEGORIES = ("deserialization", "row_factory", "encode", "framing", "dispatch", "timers", "request",
               "socket", "wait", "other")
 REGIONS = ("deserialization", "row_factory", "encode", "framing", "dispatch", "timers", "request", "wait")
@@ -130,9 +132,6 @@ def _loop_threads() -> dict[int, int]:
     return out
 
 
-_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 1e7
-
-
 def _threads_cpu() -> dict[str, dict[str, Any]]:
     """Per live thread, by OS thread id (as py-spy shows it): name, CPU ns (schedstat,
     precise) and its system (kernel) part in ns (from stat's clock ticks)."""
@@ -140,11 +139,8 @@ def _threads_cpu() -> dict[str, dict[str, Any]]:
     for t in threading.enumerate():
         tid = t.native_id
         try:
-            with open(f"/proc/self/task/{tid}/schedstat") as f:
-                ns = int(f.read().split()[0])
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[str(tid)] = {"name": t.name, "ns": ns, "sys_ns": int(fields[12]) * _TICK_NS}
+            ns, _queued, sys_ns = task_cpu(f"/proc/self/task/{tid}")
+            out[str(tid)] = {"name": t.name, "ns": ns, "sys_ns": sys_ns}
         except (OSError, ValueError, IndexError):
             pass  # not Linux, or the thread just ended: its CPU goes to the unattributed rest
     return out

@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Any
 
-_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 1e7
 
 
 class ProcessGone(Exception):
@@ -51,6 +51,17 @@ def process_cpu_ns(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_NS
 
 
+def task_cpu(base: str) -> tuple[int, int, float]:
+    """One thread's clocks from its ``/proc/.../task/TID`` folder: CPU ns (schedstat, precise), ns
+    it waited runnable for a core (schedstat), and its kernel part in ns (stat's clock ticks).
+    OSError (or ValueError, IndexError) when the thread just ended."""
+    with open(f"{base}/schedstat") as f:
+        ns, queued = (int(v) for v in f.read().split()[:2])
+    with open(f"{base}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return ns, queued, int(fields[12]) * _TICK_NS
+
+
 def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
     """Per live thread, by OS thread id: its OS name, CPU ns (schedstat) and kernel part, and
     the time it waited, runnable, for a core (schedstat's second field)."""
@@ -62,15 +73,12 @@ def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
     for tid in tids:
         base = f"/proc/{pid}/task/{tid}"
         try:
-            with open(f"{base}/schedstat") as f:
-                ns, queued = (int(v) for v in f.read().split()[:2])
-            with open(f"{base}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            ns, queued, sys_ns = task_cpu(base)
             with open(f"{base}/comm") as f:
                 name = f.read().strip()
         except (OSError, ValueError, IndexError):
             continue  # the thread just ended
-        out[tid] = {"name": name, "ns": ns, "sys_ns": int(fields[12]) * _TICK_NS, "queued_ns": queued}
+        out[tid] = {"name": name, "ns": ns, "sys_ns": sys_ns, "queued_ns": queued}
     return out
 
 

@@ -53,6 +53,15 @@ def costs(rows: list[dict[str, Any]]) -> list[str]:
     return [f"{r['workload']} {r['pattern']} {r['factory']}: {describe_cost(r)}" for r in rows if not r.get("failed")]
 
 
+def note_samples(row: dict[str, Any], samples: Any, rate: int, longer: str) -> None:
+    """The sampled method's counts on the row, the two methods' gap, and a warning when too few
+    samples were busy for the shares to hold (``longer``: how to get more)."""
+    row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": rate, "counts": samples.counts()}
+    row["agreement_pts"] = agreement(row["shares"])
+    if samples.busy < 200:
+        row["warnings"].append(f"only {samples.busy} CPU samples: the sampled shares are rough ({longer})")
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}"
 

@@ -35,7 +35,7 @@ from typing import Any
 from . import instrument, pyspy, report, repeats, sampling, warmup
 from .child import PREFIX
 from .cluster import Contact
-from .flame import write_speedscope, write_svg
+from .flame import draw
 from .node import protocol
 from .patterns import PATTERNS
 from .processes import kill_group, reader, wait_exited
@@ -288,18 +288,9 @@ class Harness:
         inst = row["instrumented_ns"]
         if row["instrumentation"] == "on":  # the samples are classified by the regions' frames
             row["shares"]["sampled"] = samples.shares(inst["threads"], inst["process_ns"], row["wall_s"] * 1e9)
-        row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": self.opts.rate,
-                          "counts": samples.counts()}
-        row["agreement_pts"] = report.agreement(row["shares"])
-        if samples.busy < 200:
-            row["warnings"].append(f"only {samples.busy} CPU samples: the sampled shares are rough "
-                                   "(raise -n or --rate)")
-        title = f"{row['workload']} {row['pattern']} {row['factory']}"
-        cpu = list(sampling.cpu_stacks(stacks))
-        write_svg(os.path.join(self.opts.out, f"{name}.svg"), cpu, title)
-        write_speedscope(os.path.join(self.opts.out, f"{name}.speedscope.json"), cpu, title)
-        row["artifacts"].update(flamegraph=f"{name}.svg", speedscope=f"{name}.speedscope.json",
-                                raw=os.path.basename(raw))
+        report.note_samples(row, samples, self.opts.rate, "raise -n or --rate")
+        draw(row, list(sampling.cpu_stacks(stacks)), self.opts.out, name, raw,
+             f"{row['workload']} {row['pattern']} {row['factory']}")
 
     # -- talking to the child ----------------------------------------------------------------
 

@@ -3,11 +3,10 @@ row (shares, flamegraph, speedscope), the reactor note, and the reports with adv
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import foreign, publish, report, sampling
-from .flame import write_speedscope, write_svg
+from .flame import draw
 from .instrument import LOOP_THREAD_NAMES
 
 #: Run-queue time over CPU time above which the sampled shares are flagged (:func:`overload_note`).
@@ -48,17 +47,9 @@ def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dic
             row["factory"], row["factory_ref"] = classified.factory, classified.factory_ref
     row["shares"]["sampled"] = samples.shares(threads, total_ns, wall_ns)
     row["threads"] = threads
-    row["agreement_pts"] = report.agreement(row["shares"])
-    row["samples"] = {"busy": samples.busy, "idle": samples.idle, "rate_hz": rate, "counts": samples.counts(),
-                      "by_markers": not samples.by_module}
-    if samples.busy < 200:
-        row["warnings"].append(f"only {samples.busy} CPU samples: the sampled shares are rough "
-                               "(a longer window or a higher --rate)")
-    title = f"{row['pattern']}: {row['command']}"
-    write_svg(os.path.join(out, f"{name}.svg"), cpu, title)
-    write_speedscope(os.path.join(out, f"{name}.speedscope.json"), cpu, title)
-    row["artifacts"].update(flamegraph=f"{name}.svg", speedscope=f"{name}.speedscope.json",
-                            raw=os.path.basename(raw))
+    report.note_samples(row, samples, rate, "a longer window or a higher --rate")
+    row["samples"]["by_markers"] = not samples.by_module
+    draw(row, cpu, out, name, raw, f"{row['pattern']}: {row['command']}")
     for note in (reactor_note({s.thread for s in stacks}), overload_note(threads)):
         if note:
             row["warnings"].append(note)

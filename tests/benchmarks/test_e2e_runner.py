@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import bench_e2e
+from benchmarks.e2e_workloads import _params
 
 
 class Statement:
@@ -48,7 +49,7 @@ def test_queries_take_the_parameters_in_turn_across_measurements(workload):
     w = bench_e2e.WORKLOADS[workload]
     session = Session(w.rows)
     runner = bench_e2e.Runner(session, w)
-    params = bench_e2e._params(w.keys)
+    params = _params(w.keys)
     cpu, wall, rows = runner.measure(7, "tuple")
     assert rows == 7 * w.rows and cpu >= 0 and wall > 0
     runner.measure(5, "tuple")
