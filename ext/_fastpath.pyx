@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Decode RESULT rows straight into named (or dict) rows, with cached decode state.
+"""Decode RESULT rows straight into named rows, dicts or plain tuples, with cached decode state.
 
 The driver's compiled path, for every ROWS message, parses the column
 metadata into Python objects, builds a descriptor and a deserializer per
@@ -32,7 +32,8 @@ from cassandra.deserializers cimport Deserializer, from_binary
 from fastpath_values cimport (DIRECT_ASCII, DIRECT_NONE, DIRECT_TIMESTAMP, DIRECT_UTF8, DIRECT_UUID,
                              pf_timestamp_fields, pf_uuid_from_16)  # values built in place
 from result_reader cimport pf_read_int, pf_read_short, pf_reader, pf_reader_init, pf_skip_string, pf_skip_type, pf_take
-from rows cimport pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_tuple_row_from_owned
+from rows cimport (pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_plain_tuple_from_owned,
+                  pf_tuple_row_from_owned)
 
 import io
 
@@ -44,7 +45,6 @@ from cassandra import DriverException
 from cassandra.cqltypes import DateType, TimeUUIDType, UserType, UUIDType
 from cassandra.deserializers import (DesAsciiType, DesDateType, DesUTF8Type, DesUUIDType, DesVarcharType,
                                      make_deserializers)
-from cassandra.query import tuple_factory as _tuple_factory
 
 from pyfactories._rowclass import make_row_class
 
@@ -64,6 +64,7 @@ cdef enum:
 
 ROWS_NAMED = 0
 ROWS_DICT = 1
+ROWS_TUPLE = 2
 
 PLAN_CACHE_SIZE = 256
 
@@ -100,7 +101,7 @@ cdef class Plan:
         if rows_kind == ROWS_NAMED:
             self.row_class = make_row_class(self.keys)
             pf_adopt_row_class(self.row_class)
-        else:
+        elif rows_kind == ROWS_DICT:
             self.template = dict.fromkeys(self.keys)
 
     cdef void map_user_types(self, user_type_map) except *:
@@ -170,6 +171,8 @@ cdef class RowsDecoder:
     cdef readonly Py_ssize_t hits, misses
 
     def __init__(self, int rows_kind, fallback, factory):
+        if rows_kind not in (ROWS_NAMED, ROWS_DICT, ROWS_TUPLE):
+            raise ValueError(f"unknown kind of rows: {rows_kind}")
         self.rows_kind = rows_kind
         self.by_metadata = {}
         self.by_prepared = {}
@@ -297,6 +300,8 @@ cdef class RowsDecoder:
                 self._decode_row(plan, r, protocol_version, values)
                 if self.rows_kind == ROWS_NAMED:
                     row = pf_tuple_row_from_owned(plan.row_class, values, ncols)
+                elif self.rows_kind == ROWS_TUPLE:
+                    row = pf_plain_tuple_from_owned(values, ncols)
                 else:
                     row = pf_dict_row_from_items(plan.template, plan.keys, values, ncols)
                     _release(values, ncols)
@@ -351,21 +356,112 @@ cdef class RowsDecoder:
             raise MalformedResult(f"RESULT rows could not be decoded: {exc!r}") from exc
 
 
-def use_built_rows(future):
-    """A request-init listener (``Session.add_request_init_listener``): the rows come built from the decoder.
+ROUTE_CACHE_SIZE = 64
 
-    The future's own row factory (from whatever execution profile the call
-    named) would build every row a second time, so it becomes ``tuple_factory``,
-    which hands the built rows over as they are. DSE graph row factories are
-    kept: they read graph results, not rows.
+
+cdef class Router:
+    """Which protocol handler decodes a request, and which row factory its future keeps.
+
+    Decided from the row factory the request's execution profile (or the legacy
+    ``session.row_factory``) gave its future, by identity against the factories
+    it knows; any other object is asked once for ``__pyfactories_factory__``
+    and the answer is kept in a small cache by identity (the object is kept
+    alive while it is cached, so its id cannot be reused meanwhile).
     """
-    rf = future.row_factory
-    if rf is _tuple_factory:
-        return
-    module = getattr(rf, "__module__", None)
-    if isinstance(module, str) and module.startswith("cassandra.datastax.graph"):
-        return
-    future.row_factory = _tuple_factory
+    cdef readonly object driver_handler
+    cdef tuple handlers  # by kind of rows: ROWS_NAMED, ROWS_DICT, ROWS_TUPLE
+    cdef object tuple_factory, session_default
+    cdef tuple named, dicts, kept
+    cdef dict marked  # id(factory) -> (factory, whether it is marked)
+
+    def __init__(self, driver_handler, handlers, *, tuple_factory, session_default, named=(), dicts=(), kept=()):
+        """``handlers``: the fast handlers by kind of rows. ``session_default``: the factory that gets
+        the kind of rows the session asked for; ``named``, ``dicts``: factories whose rows the named
+        or dict handler builds; ``kept``: factories the future keeps, fed plain tuples decoded fast."""
+        self.driver_handler = driver_handler
+        self.handlers = tuple(handlers)
+        if len(self.handlers) != 3:
+            raise ValueError("a router needs a handler for each kind of rows (named, dict, tuple)")
+        self.tuple_factory = tuple_factory
+        self.session_default = session_default
+        self.named, self.dicts, self.kept = tuple(named), tuple(dicts), tuple(kept)
+        self.marked = {}
+
+    cpdef tuple route(self, row_factory, int rows_kind):
+        """``(handler class, row factory for the future)`` of a request whose future has ``row_factory``,
+        on a session whose fast path builds ``rows_kind`` rows for the driver's default factory."""
+        if rows_kind != ROWS_NAMED and rows_kind != ROWS_DICT:
+            raise ValueError(f"a session's fast path builds named or dict rows, not kind {rows_kind}")
+        if row_factory is self.session_default:
+            return self.handlers[rows_kind], self.tuple_factory
+        if row_factory is self.tuple_factory:
+            return self.handlers[ROWS_TUPLE], self.tuple_factory
+        if _among(row_factory, self.named):
+            return self.handlers[ROWS_NAMED], self.tuple_factory
+        if _among(row_factory, self.dicts):
+            return self.handlers[ROWS_DICT], self.tuple_factory
+        if _among(row_factory, self.kept) or self._marked(row_factory):
+            return self.handlers[ROWS_TUPLE], row_factory
+        return self.driver_handler, row_factory
+
+    cdef bint _marked(self, row_factory) except -1:
+        entry = self.marked.get(id(row_factory))
+        if entry is not None and (<tuple>entry)[0] is row_factory:
+            return (<tuple>entry)[1]
+        try:
+            marked = bool(getattr(row_factory, "__pyfactories_factory__", False))
+        except Exception:  # an object whose attributes cannot be read: the driver's own path
+            marked = False
+        if len(self.marked) >= ROUTE_CACHE_SIZE:
+            self.marked.pop(next(iter(self.marked)), None)  # the oldest answer
+        self.marked[id(row_factory)] = (row_factory, marked)
+        return marked
+
+    def cache_clear(self):
+        self.marked.clear()
+
+    @property
+    def cached(self):
+        """How many factories' answers are cached."""
+        return len(self.marked)
+
+
+cdef inline bint _among(obj, tuple objects):
+    cdef Py_ssize_t i
+    for i in range(len(objects)):
+        if objects[i] is obj:
+            return True
+    return False
+
+
+cdef class RequestRouter:
+    """A request-init listener (``Session.add_request_init_listener``) of a session with the fast path on.
+
+    The driver runs it after it gave the request's future the session's
+    protocol handler and before it sends the request: a future that still has
+    the driver's ``ProtocolHandler`` gets the handler ``Router.route`` picks for
+    its row factory (a handler someone else set is left alone), and keeps it for
+    its later pages. Rows built by the handler need no second pass, so those
+    futures get ``tuple_factory``.
+    """
+    cdef readonly Router router
+    cdef readonly int rows_kind
+
+    def __init__(self, Router router, int rows_kind):
+        if rows_kind != ROWS_NAMED and rows_kind != ROWS_DICT:
+            raise ValueError(f"a session's fast path builds named or dict rows, not kind {rows_kind}")
+        self.router = router
+        self.rows_kind = rows_kind
+
+    def __call__(self, future):
+        if future._protocol_handler is not self.router.driver_handler:
+            return
+        row_factory = future.row_factory
+        handler, routed_factory = self.router.route(row_factory, self.rows_kind)
+        if handler is not self.router.driver_handler:
+            future._protocol_handler = handler
+            if routed_factory is not row_factory:
+                future.row_factory = routed_factory
 
 
 def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
