@@ -18,9 +18,10 @@ means the driver's, as ``dict`` and ``ordered_dict`` do; ours are ``pyfactories.
 
 A factory is applied to a connected ``Session`` whatever way it was configured: through its
 default execution profile or, for sessions in legacy mode, ``session.row_factory``. Fast-path
-factories also switch the session's protocol handler (``pyfactories.fastpath``). Applying one
-to a session that had another first undoes the other, so benchmarks can interleave factories
-round by round on one session.
+factories set the driver's ``named_tuple_factory`` there and turn ``pyfactories.fastpath`` on
+with their kind of rows (the fast path routes each request by its own row factory, and gives
+that one the kind ``enable`` names). Applying one to a session that had another first undoes
+the other, so benchmarks can interleave factories round by round on one session.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ class Factory:
 
     @property
     def row_factory(self) -> Callable[[Any, Any], Any]:
-        """The callable a session gets (``tuple_factory`` for the fast path: its rows are built already)."""
+        """The callable that builds this factory's rows (``tuple_factory`` for the fast path: the rows
+        arrive built; ``apply`` gives the session the driver's ``named_tuple_factory``, which the fast
+        path routes to them)."""
         return getattr(importlib.import_module(self.module), self.attr)
 
     @property
@@ -84,11 +87,25 @@ class Factory:
         if _fastpath_enabled(session):
             _fastpath_module().disable(session)
         if self.fastpath:
-            _fastpath_module().enable(session, rows=self.fastpath)
-        elif session.cluster._config_mode == _legacy_mode():
-            session.row_factory = self.row_factory
+            fastpath = _fastpath_module()
+            _set_default_row_factory(session, _named_tuple_factory())
+            fastpath.enable(session, rows=self.fastpath)
         else:
-            session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = self.row_factory
+            _set_default_row_factory(session, self.row_factory)
+
+
+def _set_default_row_factory(session: Session, factory: Callable[[Any, Any], Any]) -> None:
+    if session.cluster._config_mode == _legacy_mode():
+        session.row_factory = factory
+    else:
+        session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = factory
+
+
+def _named_tuple_factory() -> Callable[[Any, Any], Any]:
+    """The driver's default factory: the one whose requests get the rows ``fastpath.enable`` names."""
+    from cassandra.query import named_tuple_factory
+
+    return named_tuple_factory
 
 
 def _driver(name: str, attr: str, rows: str, short: str, color: str, *extra: str) -> Factory:
