@@ -78,7 +78,7 @@ def _why_unavailable() -> str | None:
 UNAVAILABLE_REASON = _why_unavailable()
 if UNAVAILABLE_REASON is None:
     try:
-        from . import _fastpath
+        from . import _fastpath, _routes
     except ImportError as exc:
         UNAVAILABLE_REASON = f"pyfactories._fastpath could not be imported: {exc}"
 AVAILABLE = UNAVAILABLE_REASON is None
@@ -123,9 +123,9 @@ def _make_router() -> object:
 
     from . import _python, _speedups
 
-    return _fastpath.Router(
+    return _routes.Router(
         protocol.ProtocolHandler,
-        [_HANDLERS[rows] for rows in KINDS],
+        [_HANDLERS[rows] for rows in KINDS],  # in the order of _routes.NAMED, DICT, TUPLE
         tuple_factory=query.tuple_factory,
         session_default=query.named_tuple_factory,
         named=(_speedups.cached_named_tuple_factory, _python.cached_named_tuple_factory),
@@ -138,10 +138,11 @@ if AVAILABLE:
     _KIND = {"named": _fastpath.ROWS_NAMED, "dict": _fastpath.ROWS_DICT, "tuple": _fastpath.ROWS_TUPLE}
     _HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in KINDS}
     _ROUTER = _make_router()
+    _ROUTE_KIND = {"named": _routes.NAMED, "dict": _routes.DICT}
     #: One request-init listener per kind of rows a session asks for (``enable``'s ``rows``).
-    _LISTENERS = {rows: _fastpath.RequestRouter(_ROUTER, _KIND[rows]) for rows in ROWS}
+    _LISTENERS = {rows: _routes.RequestRouter(_ROUTER, _ROUTE_KIND[rows]) for rows in ROWS}
 else:
-    _KIND, _HANDLERS, _ROUTER, _LISTENERS = {}, {}, None, {}
+    _KIND, _HANDLERS, _ROUTER, _ROUTE_KIND, _LISTENERS = {}, {}, None, {}, {}
 
 
 def handler(rows: str = "named") -> type:
@@ -158,7 +159,7 @@ def route(row_factory: object, rows: str = "named") -> tuple[type, object]:
     session where ``enable(session, rows=rows)`` is on: see the module's docstring."""
     _check_rows(rows)
     _check_available()
-    return _ROUTER.route(row_factory, _KIND[rows])
+    return _ROUTER.route(row_factory, _ROUTE_KIND[rows])
 
 
 def _check_available() -> None:

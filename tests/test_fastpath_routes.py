@@ -12,7 +12,7 @@ from cassandra.protocol import ProtocolHandler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyfactories import _fastpath, fastpath
+from pyfactories import _routes, fastpath
 
 from .result_bodies import SAMPLES, rows_body
 from .test_fastpath import assert_same, decode, result_sets
@@ -87,9 +87,9 @@ def test_the_kind_of_rows_is_checked():
     with pytest.raises(ValueError, match="rows must be one of"):
         fastpath.route(query.tuple_factory, "tuple")
     with pytest.raises(ValueError, match="named or dict rows"):
-        fastpath._ROUTER.route(query.tuple_factory, _fastpath.ROWS_TUPLE)
+        fastpath._ROUTER.route(query.tuple_factory, _routes.TUPLE)
     with pytest.raises(ValueError, match="named or dict rows"):
-        _fastpath.RequestRouter(fastpath._ROUTER, _fastpath.ROWS_TUPLE)
+        _routes.RequestRouter(fastpath._ROUTER, _routes.TUPLE)
     with pytest.raises(ValueError, match="rows must be one of"):
         fastpath.handler("ordered")
     assert fastpath.handler("tuple").__name__ == "FastpathTupleProtocolHandler"
@@ -98,15 +98,15 @@ def test_the_kind_of_rows_is_checked():
 def test_the_answer_cache_is_bounded_and_never_confuses_two_objects():
     router = fastpath._ROUTER
     router.cache_clear()
-    made = [Marked() if i % 2 else Unmarked() for i in range(3 * _fastpath.ROUTE_CACHE_SIZE)]
+    made = [Marked() if i % 2 else Unmarked() for i in range(3 * _routes.ROUTE_CACHE_SIZE)]
     for _ in range(2):
         for factory in made:
             assert fastpath.route(factory)[0] is (fastpath.handler("tuple") if factory.__pyfactories_factory__
                                                   else ProtocolHandler)
-            assert router.cached <= _fastpath.ROUTE_CACHE_SIZE
+            assert router.cached <= _routes.ROUTE_CACHE_SIZE
     del made
     gc.collect()
-    for _ in range(_fastpath.ROUTE_CACHE_SIZE):  # new objects may reuse the ids of the forgotten ones
+    for _ in range(_routes.ROUTE_CACHE_SIZE):  # new objects may reuse the ids of the forgotten ones
         assert fastpath.route(Unmarked())[0] is ProtocolHandler
         assert fastpath.route(Marked())[0] is fastpath.handler("tuple")
 
