@@ -59,7 +59,7 @@ class LibevTimers:
         if self.loop._shutdown:
             at = INF
         else:
-            if not service.live:
+            if not service.live and service.wake_at != INF:
                 service.idle()  # nothing pending: stop the timer so the loop may end with its connections
             at = service.wake_at
         if at == self._armed:
