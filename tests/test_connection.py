@@ -295,3 +295,92 @@ def test_create_timer_before_the_reactor_exists_says_so(monkeypatch):
     with pytest.raises(RuntimeError, match="not initialized"):
         connection.TimerQueueLibevConnection.create_timer(1.0, lambda: None)
     assert issubclass(connection.TimerQueueAsyncioConnection, Connection)
+
+
+class FakeLibev:
+    """The driver's libevwrapper as LibevTimers uses it: Timer and Prepare watchers that record calls."""
+
+    class Loop:
+        def __init__(self) -> None:
+            self.unrefs = 0
+
+        def unref(self) -> None:
+            self.unrefs += 1
+
+    class Timer:
+        def __init__(self, loop, callback) -> None:
+            self.callback, self.calls = callback, []
+
+        def start(self, timeout: float) -> None:
+            self.calls.append(("start", timeout))
+
+        def stop(self) -> None:
+            self.calls.append(("stop",))
+
+    class Prepare:
+        def __init__(self, loop, callback) -> None:
+            self.callback, self.started = callback, False
+
+        def start(self) -> None:
+            self.started = True
+
+
+class FakeDriverLoop:
+    """The parts of the driver's LibevLoop that LibevTimers reads."""
+
+    def __init__(self) -> None:
+        self._loop = FakeLibev.Loop()
+        self._thread = threading.current_thread()  # this test's thread plays the loop's thread
+        self._shutdown = False
+        self.notified = 0
+
+    def notify(self) -> None:
+        self.notified += 1
+
+
+@pytest.fixture
+def libev_side():
+    loop = FakeDriverLoop()
+    timers = connection.LibevTimers(loop, FakeLibev)
+    return loop, timers
+
+
+def test_libev_side_arms_its_timer_before_the_loop_blocks(libev_side):
+    loop, timers = libev_side
+    assert timers._prepare.started and loop._loop.unrefs == 1
+    timers.service.add(5.0, lambda: None)
+    assert loop.notified == 0            # added on the loop's thread: no wake-up needed
+    timers._before_wait(timers._prepare)
+    (kind, timeout), = timers._timer.calls
+    assert kind == "start" and 4.9 < timeout <= 5.0
+    timers._before_wait(timers._prepare)  # nothing changed: the timer is left alone
+    assert len(timers._timer.calls) == 1
+
+
+def test_libev_side_wakes_the_loop_only_from_another_thread_and_only_for_earlier(libev_side):
+    loop, timers = libev_side
+    elsewhere = threading.Thread(target=lambda: [timers.service.add(t, lambda: None) for t in (5.0, 6.0, 5.0, 1.0)])
+    elsewhere.start()
+    elsewhere.join()
+    assert loop.notified == 2            # the first deadline, then the earlier 1 s one
+
+
+def test_libev_side_fires_rearms_stops_when_idle_and_on_shutdown(libev_side):
+    loop, timers = libev_side
+    fired = []
+    timers.service.add(0.0, lambda: fired.append("now"))
+    later = timers.service.add(30.0, lambda: fired.append("later"))
+    timers._before_wait(timers._prepare)
+    timers._timer.callback()             # libev calls it when the timer expires
+    assert fired == ["now"]
+    timers._before_wait(timers._prepare)
+    assert timers._timer.calls[-1][0] == "start" and timers._timer.calls[-1][1] > 29
+    later.cancel()
+    timers._before_wait(timers._prepare)
+    assert timers._timer.calls[-1] == ("stop",)   # nothing pending: the loop may end
+    timers.service.add(30.0, lambda: None)
+    timers._before_wait(timers._prepare)
+    assert timers._timer.calls[-1][0] == "start"
+    loop._shutdown = True
+    timers._before_wait(timers._prepare)
+    assert timers._timer.calls[-1] == ("stop",)

@@ -264,3 +264,47 @@ def test_asyncio_connection_times_out_and_answers(contact):
         assert service.live == 0
     finally:
         cluster.shutdown()
+
+
+FORK_SCRIPT = """
+import os, sys
+from cassandra import OperationTimedOut
+from cassandra.io import libevreactor
+from profiling.cluster import Contact, open_cluster
+from pyfactories import connection
+contact = Contact([sys.argv[1]], int(sys.argv[2]))
+parent = open_cluster(contact, protocol_version=5, **connection.cluster_options())
+session = parent.connect()
+session.execute("SELECT release_version FROM system.local")
+before = connection.libev_timers()
+pid = os.fork()
+if pid == 0:
+    code = 10
+    try:
+        child = open_cluster(contact, protocol_version=5, **connection.cluster_options())
+        cs = child.connect()
+        code = 11 if cs.execute("SELECT release_version FROM system.local").one() is None else 12
+        try:
+            cs.execute("SELECT * FROM system_schema.columns", timeout=1e-4)
+        except OperationTimedOut:
+            code = 13
+        timers = connection.libev_timers()
+        if code == 13 and timers is not before and timers.loop is libevreactor._global_loop and before.loop._shutdown:
+            code = 0
+        child.shutdown()
+    finally:
+        os._exit(code)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), session.execute("SELECT release_version FROM system.local").one() is not None)
+parent.shutdown()
+"""
+
+
+def test_a_forked_child_gets_a_new_loop_and_timers_of_its_own(contact):
+    """The driver's fork handling (``initialize_reactor`` sees a new PID, ``handle_fork`` cleans the
+    parent's loop up) is kept: the child's cluster works, times out, on a new loop with new timers;
+    the parent's session goes on."""
+    out = subprocess.run([sys.executable, "-c", FORK_SCRIPT, contact.hosts[0], str(contact.port)],
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "True"], out.stdout + out.stderr
