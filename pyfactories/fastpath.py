@@ -220,3 +220,8 @@ def cache_info() -> dict[str, tuple[int, int]]:
     """``{rows: (hits, misses)}`` of the per-metadata decode plans, for "named", "dict" and "tuple"."""
     decoders = {rows: h.message_types_by_opcode[protocol.ResultMessage.opcode].decoder for rows, h in _HANDLERS.items()}
     return {rows: (decoder.hits, decoder.misses) for rows, decoder in decoders.items()}
+
+
+# Request timers that cost the same at any number of requests in flight (pyfactories.connection):
+# ``Cluster(..., **fastpath.cluster_options())``.
+from .connection import cluster_options  # noqa: E402
