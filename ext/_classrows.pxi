@@ -181,6 +181,11 @@ cdef class TypedRowFactory:
             PyMem_Free(args)
         return out
 
+    def _fills_slots(self, colnames):
+        """Whether rows of ``colnames`` are built by the direct slot fill now (for tests)."""
+        cdef _CompiledPlan plan = self._plans.get(colnames)
+        return plan.direct_fill_holds(self._target)
+
     def cache_info(self):
         """Hits, misses and size of this factory's column-list cache."""
         return self._plans.info()

@@ -33,17 +33,16 @@ from ._python import ColumnSetCache, check_rows, column_key
 from ._rowclass import clean_column_name
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
 
 EXTRA_CHOICES = ("error", "ignore")
 PLAN_CACHE_SIZE = 128  # distinct column lists remembered per factory
 FACTORY_CACHE_SIZE = 256  # (class, extra) pairs whose factory object is kept for reuse
 
 
-class RowFactory(Protocol[T_co]):
+class RowFactory(Protocol[T]):
     """What ``class_row``/``kwargs_row``/``args_row`` return: a driver row factory giving ``list[T]``."""
 
-    def __call__(self, colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[T_co]: ...
+    def __call__(self, colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[T]: ...
 
 
 class ColumnMismatch(ValueError):
@@ -116,11 +115,12 @@ def _has_generated_init(cls: type) -> bool:
     """Whether ``cls.__init__`` is the one ``dataclasses`` wrote (not one the class defines itself)."""
     init = cls.__dict__.get("__init__")
     code = getattr(init, "__code__", None)
+    params = getattr(cls, "__dataclass_params__", None)
     return (
         code is not None
-        and getattr(cls, "__dataclass_params__", None) is not None
-        and cls.__dataclass_params__.init
-        and init.__qualname__ == f"{cls.__qualname__}.__init__"
+        and params is not None
+        and params.init
+        and getattr(init, "__qualname__", None) == f"{cls.__qualname__}.__init__"
         and code.co_filename.startswith("<")  # made by exec(), not written in a source file
     )
 
@@ -263,7 +263,7 @@ def direct_fill_fields(cls: Any, plan: Plan) -> tuple[str, ...] | None:
     if not (isinstance(cls, type) and type(cls) is type and cls.__bases__ == (object,)
             and dataclasses.is_dataclass(cls) and _has_generated_init(cls)):
         return None
-    params = cls.__dataclass_params__
+    params = getattr(cls, "__dataclass_params__")
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
     slots = cls.__dict__.get("__slots__")
@@ -278,14 +278,14 @@ def direct_fill_fields(cls: Any, plan: Plan) -> tuple[str, ...] | None:
         if (not f.init or f.default_factory is not dataclasses.MISSING
                 or type(descriptor) is not types.MemberDescriptorType or descriptor.__objclass__ is not cls):
             return None
-    if not _same_code(cls.__init__.__code__, _probe_init(fields).__code__):
+    if not _same_code(cls.__dict__["__init__"].__code__, _probe_init(fields).__code__):
         return None
     return plan.kwnames
 
 
 def _probe_init(fields: Sequence[dataclasses.Field]) -> Any:
     spec = [(f.name, object, dataclasses.field(kw_only=f.kw_only is True)) for f in fields]
-    return dataclasses.make_dataclass("probe", spec, slots=True).__init__
+    return dataclasses.make_dataclass("probe", spec, slots=True).__dict__["__init__"]
 
 
 def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
@@ -383,6 +383,11 @@ class TypedRowFactory(Generic[T]):
             return [make(*row) for row in rows]
         names, positions = plan.kwnames, plan.positions
         return [make(**dict(zip(names, [row[p] for p in positions]))) for row in rows]
+
+    def _fills_slots(self, colnames: Sequence[str]) -> bool:
+        """Never: the direct slot fill is the compiled module's (see ``direct_fill_fields``)."""
+        self._plans.get(column_key(colnames))
+        return False
 
     def cache_info(self) -> Any:
         """Hits, misses and size of this factory's column-list cache."""
