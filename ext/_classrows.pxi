@@ -42,8 +42,10 @@ cdef class _CompiledPlan:
     cdef Py_ssize_t ncols, nargs
     cdef Py_ssize_t *positions
     cdef object kwnames  # a tuple, or None: the whole row positionally
-    # The direct fill: slot offsets in plan order (NULL: always the constructor), and what it was
-    # checked against: the class's version tag and its __init__'s code (both change when they are replaced).
+    # The direct fill: on or off, the slot offsets in plan order (kept until the plan goes: a row
+    # being filled may still read them), and what it was checked against: the class's version tag
+    # and its __init__'s code (both change when they are replaced).
+    cdef bint direct
     cdef Py_ssize_t *offsets
     cdef unsigned int version
     cdef object init, code
@@ -67,10 +69,9 @@ cdef class _CompiledPlan:
     cdef int prepare_direct_fill(self, cls) except -1:
         """Enable the direct fill when the class allows it (checked in Python, offsets read in C)."""
         cdef Py_ssize_t k
-        names = direct_fill_fields(cls, self.plan)
-        if names is None or not pf_plain_instances(cls):
+        offsets = _slot_offsets(cls, self.plan)
+        if offsets is None:
             return 0
-        offsets = [pf_slot_offset(cls, cls.__dict__[name]) for name in names]
         init = cls.__dict__["__init__"]
         version = pf_type_version(cls)  # the lookups above gave the class a version tag if it can have one
         if version == 0:
@@ -81,27 +82,36 @@ cdef class _CompiledPlan:
         for k in range(self.nargs):
             self.offsets[k] = offsets[k]
         self.init, self.code, self.version = init, init.__code__, version
+        self.direct = True
         return 0
 
     cdef bint direct_fill_holds(self, cls) except -1:
         """Whether the direct fill still builds what the constructor builds (rechecked when the class changed)."""
-        if self.offsets == NULL:
+        if not self.direct:
             return False
         if pf_type_version(cls) == self.version and <object>PyFunction_GET_CODE(<PyObject *>self.init) is self.code:
             return True
         # The class (or its __init__'s code) changed since the check: check again; if the
         # answer or a slot moved, the constructor from now on.
-        names = direct_fill_fields(cls, self.plan)
         init = cls.__dict__.get("__init__")
-        if (names is not None and pf_plain_instances(cls) and init is self.init and init.__code__ is self.code
-                and [pf_slot_offset(cls, cls.__dict__[name]) for name in names]
-                == [self.offsets[k] for k in range(self.nargs)]):
+        if (init is self.init and init.__code__ is self.code
+                and _slot_offsets(cls, self.plan) == [self.offsets[k] for k in range(self.nargs)]):
             self.version = pf_type_version(cls)
             if self.version != 0:
                 return True
-        PyMem_Free(self.offsets)
-        self.offsets = NULL
+        self.direct = False
         return False
+
+
+cdef list _slot_offsets(cls, plan):
+    """The slot offsets of the plan's fields when ``cls`` can be filled directly, else None."""
+    names = direct_fill_fields(cls, plan)
+    if names is None or not pf_plain_instances(cls):
+        return None
+    try:
+        return [pf_slot_offset(cls, cls.__dict__[name]) for name in names]
+    except (TypeError, KeyError):  # not member descriptors of cls after all: the constructor
+        return None
 
 
 cdef class TypedRowFactory:
@@ -156,7 +166,7 @@ cdef class TypedRowFactory:
         cdef PyObject **args = <PyObject **>PyMem_Malloc((nargs + 1) * sizeof(PyObject *))
         if args == NULL:
             raise MemoryError()
-        cdef bint direct = plan.offsets != NULL and plan.direct_fill_holds(target)
+        cdef bint direct = plan.direct and plan.direct_fill_holds(target)
         # class and kwargs rows: every value by keyword (no keyword at all: NULL); args rows: positionally
         cdef PyObject *kwnames = <PyObject *>plan.kwnames if plan.kwnames else NULL
         cdef size_t nargsf = (0 if plan.kwnames is not None else nargs) | PY_VECTORCALL_ARGUMENTS_OFFSET

@@ -27,6 +27,7 @@ import sys
 import threading
 import types
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, Callable, Generic, Literal, NamedTuple, Protocol, Sequence, TypeVar
 
 from ._python import ColumnSetCache, check_rows, column_key
@@ -103,9 +104,10 @@ def _dataclass_fields(cls: type) -> tuple[InitField, ...] | None:
         return None
     every = getattr(cls, "__dataclass_fields__", {})
     initvar_kind = getattr(dataclasses, "_FIELD_INITVAR", None)
+    regular = {id(f) for f in dataclasses.fields(cls)}
     out = []
     for f in every.values():  # declaration order, InitVar pseudo-fields included (they are __init__ arguments)
-        if f.init and (f in dataclasses.fields(cls) or getattr(f, "_field_type", None) is initvar_kind):
+        if f.init and (id(f) in regular or getattr(f, "_field_type", None) is initvar_kind):
             required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             out.append(InitField(f.name, required))
     return tuple(out)
@@ -140,12 +142,10 @@ def _attrs_fields(cls: type) -> tuple[InitField, ...] | None:
 
 
 def _msgspec_fields(cls: type) -> tuple[InitField, ...] | None:
-    names = getattr(cls, "__struct_fields__", None)
-    defaults = getattr(cls, "__struct_defaults__", None)
-    if not isinstance(names, tuple) or not isinstance(defaults, tuple):
+    if not isinstance(getattr(cls, "__struct_fields__", None), tuple) or "msgspec" not in sys.modules:
         return None
-    first_default = len(names) - len(defaults)  # defaults belong to the last fields
-    return tuple(InitField(name, i < first_default) for i, name in enumerate(names))
+    # msgspec.structs.fields: __struct_defaults__ may hold NODEFAULT for a kw_only field after a default
+    return tuple(InitField(f.name, f.required) for f in sys.modules["msgspec"].structs.fields(cls))
 
 
 def _namedtuple_fields(cls: type) -> tuple[InitField, ...] | None:
@@ -284,7 +284,12 @@ def direct_fill_fields(cls: Any, plan: Plan) -> tuple[str, ...] | None:
 
 
 def _probe_init(fields: Sequence[dataclasses.Field]) -> Any:
-    spec = [(f.name, object, dataclasses.field(kw_only=f.kw_only is True)) for f in fields]
+    return _probe_init_for(tuple((f.name, f.kw_only is True) for f in fields))
+
+
+@lru_cache(maxsize=256)
+def _probe_init_for(fields: tuple[tuple[str, bool], ...]) -> Any:
+    spec = [(name, object, dataclasses.field(kw_only=kw_only)) for name, kw_only in fields]
     return dataclasses.make_dataclass("probe", spec, slots=True).__dict__["__init__"]
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import keyword
 import logging
 import pickle
+import sys
 import threading
 from typing import NamedTuple
 
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 import pyfactories
 from pyfactories import _classrows
+
+from .strategies import result_sets
 
 SHARED_FIXTURE = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -412,3 +415,51 @@ def test_any_column_subset_matches_the_driver(impl, data, fields):
         logging.disable(logging.NOTSET)
     got = impl.class_row(cls)(cols, rows)
     assert got == expected and [type(r) for r in got] == [cls] * len(rows)
+
+
+def test_msgspec_keyword_only_required_after_a_default(impl):
+    class Late(msgspec.Struct, kw_only=True):
+        a: int = 1
+        b: int
+
+    assert impl.class_row(Late)(["b"], [(2,)]) == [Late(b=2)]
+    with pytest.raises(pyfactories.ColumnMismatch, match="missing required field 'b'"):
+        impl.class_row(Late)(["a"], [(2,)])
+
+
+@SHARED_FIXTURE
+@given(result_sets())
+def test_kwargs_and_args_rows_equal_the_drivers_dicts_and_tuples(impl, result):
+    colnames, rows = result
+    assert impl.kwargs_row(dict)(colnames, rows) == query.dict_factory(colnames, rows)
+    assert [list(d) for d in impl.kwargs_row(dict)(colnames, rows)] == [list(d) for d in query.dict_factory(colnames, rows)]
+    assert impl.args_row(lambda *values: values)(colnames, rows) == [tuple(r) for r in rows]
+
+
+def test_failures_leak_no_reference(impl):
+    value = "".join(["v", "1"])
+    rows = [(1, value)] * 20 + [(2, None)]  # the last row's __post_init__ raises (None.upper())
+    before = sys.getrefcount(value)
+    for _ in range(100):
+        with pytest.raises(AttributeError):
+            impl.class_row(PostInit)(["id", "name"], rows)
+        with pytest.raises(pyfactories.ColumnMismatch):
+            impl.class_row(User)(["id", "nope"], rows)
+        with pytest.raises(ValueError):
+            impl.kwargs_row(User)(["id", "name"], [(1, value), (1,)])
+        built = impl.kwargs_row(User)(["id", "name"], rows)
+        del built
+    assert sys.getrefcount(value) == before
+
+
+def test_a_slot_replaced_after_the_check_is_not_filled(impl):
+    @dataclasses.dataclass(slots=True)
+    class Swapped:
+        id: int
+        name: str
+
+    factory = impl.class_row(Swapped)
+    assert factory(["id", "name"], [(1, "a")]) == [Swapped(1, "a")]
+    Swapped.name = property(lambda self: "fixed", lambda self, value: None)
+    assert [r.name for r in factory(["id", "name"], [(1, "a")])] == ["fixed"]
+    assert factory._fills_slots(["id", "name"]) is False
