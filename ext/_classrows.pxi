@@ -172,12 +172,11 @@ cdef class TypedRowFactory:
         cdef size_t nargsf = (0 if plan.kwnames is not None else nargs) | PY_VECTORCALL_ARGUMENTS_OFFSET
         try:
             for i in range(n):
+                # Checked again: a constructor (Python code) may have changed the rows since.
                 # A tuple's items cannot change while the call runs; a list row is copied first.
-                row = rows[i]
+                row = _checked_row(rows, i, plan.ncols)
                 if not PyTuple_Check(row):
                     row = tuple(row)
-                    if len(row) != plan.ncols:  # changed since it was checked
-                        _checked_row(rows, i, plan.ncols)
                 items = PySequence_Fast_ITEMS(row)
                 if direct and pf_type_version(target) == plan.version:
                     obj = pf_fill_slots(target, items, plan.positions, plan.offsets, nargs)

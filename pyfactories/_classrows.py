@@ -382,12 +382,18 @@ class TypedRowFactory(Generic[T]):
 
     def __call__(self, colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[T]:
         plan = self._plans.get(column_key(colnames))
-        check_rows(rows, plan.ncols)
-        make = self._target
-        if plan.kwnames is None:
-            return [make(*row) for row in rows]
-        names, positions = plan.kwnames, plan.positions
-        return [make(**dict(zip(names, [row[p] for p in positions]))) for row in rows]
+        check_rows(rows, plan.ncols)  # every row before the first is built
+        make, names, positions = self._target, plan.kwnames, plan.positions
+        out = []
+        for i in range(len(rows)):
+            row = rows[i]
+            if not isinstance(row, (list, tuple)) or len(row) != plan.ncols:
+                check_rows(rows, plan.ncols)  # a constructor changed the rows since: say which
+            if names is None:
+                out.append(make(*row))
+            else:
+                out.append(make(**dict(zip(names, [row[p] for p in positions]))))
+        return out
 
     def _fills_slots(self, colnames: Sequence[str]) -> bool:
         """Never: the direct slot fill is the compiled module's (see ``direct_fill_fields``)."""

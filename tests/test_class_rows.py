@@ -463,3 +463,23 @@ def test_a_slot_replaced_after_the_check_is_not_filled(impl):
     Swapped.name = property(lambda self: "fixed", lambda self, value: None)
     assert [r.name for r in factory(["id", "name"], [(1, "a")])] == ["fixed"]
     assert factory._fills_slots(["id", "name"]) is False
+
+
+def test_rows_changed_by_a_constructor_are_checked_again(impl):
+    rows = [(1, "a"), (2, "b"), (3, "c")]
+
+    def shrink_the_next_row(*values):
+        rows[values[0]] = (0,)
+        return values
+
+    with pytest.raises(ValueError) as info:
+        impl.args_row(shrink_the_next_row)(["id", "name"], rows)
+    assert str(info.value) == "row 1 has 1 values but there are 2 columns"
+
+    def drop_the_rest(*values):
+        del rows[1:]
+        return values
+
+    rows[:] = [(1, "a"), (2, "b")]
+    with pytest.raises(IndexError):
+        impl.args_row(drop_the_rest)(["id", "name"], rows)
