@@ -12,7 +12,14 @@
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport PyObject
 
-from typed_rows cimport pf_fill_slots, pf_plain_instances, pf_slot_offset, pf_type_version
+from typed_rows cimport (
+    pf_fill_slots,
+    pf_init_call_applies,
+    pf_new_object,
+    pf_plain_instances,
+    pf_slot_offset,
+    pf_type_version,
+)
 
 from pyfactories._classrows import (
     ColumnMismatch,
@@ -26,13 +33,20 @@ from pyfactories._classrows import (
     describe_factory,
     direct_fill_fields,
     kwargs_plan,
+    python_init,
 )
+
+
+class _PythonInit:
+    def __init__(self):
+        pass
 
 cdef extern from "Python.h":
     object PyObject_Vectorcall(object callable, PyObject **args, size_t nargsf, PyObject *kwnames)
     size_t PY_VECTORCALL_ARGUMENTS_OFFSET
     PyObject *PyFunction_GET_CODE(PyObject *func)
     PyObject **PySequence_Fast_ITEMS(object seq)
+    bint PyType_Check(object o)
 
 
 cdef class _CompiledPlan:
@@ -120,6 +134,10 @@ cdef class TypedRowFactory:
     cdef readonly str kind
     cdef object _target, _extra, _spec
     cdef ColumnSetCache _plans
+    # The init call (typed_rows.h): the __init__ to call, or None (call the target), and the
+    # target's version tag it was found under (0: look again).
+    cdef object _init
+    cdef unsigned int _init_version
 
     __pyfactories_factory__ = True
 
@@ -136,6 +154,23 @@ cdef class TypedRowFactory:
             compiled.prepare_direct_fill(self._target)
             return compiled
         return _CompiledPlan(kwargs_plan(key) if self.kind == "kwargs" else args_plan(key))
+
+    cdef inline bint _init_current(self):
+        """Whether the class is unchanged since its __init__ was looked up (never, without a version tag)."""
+        return self._init_version != 0 and pf_type_version(self._target) == self._init_version
+
+    cdef object _python_init(self):
+        """The __init__ the rows may call after object.__new__, or None (looked up again when the class changed)."""
+        target = self._target
+        if not PyType_Check(target):
+            return None
+        if self._init_current():
+            return self._init
+        getattr(target, "__init__", None)  # a lookup through the class gives it a version tag if it can have one
+        version = pf_type_version(target)
+        self._init = python_init(target) if pf_init_call_applies(target, _PythonInit) else None
+        self._init_version = version
+        return self._init
 
     @property
     def cls(self):
@@ -163,13 +198,16 @@ cdef class TypedRowFactory:
         target = self._target
         cdef list out = PyList_New(n)
         cdef PyObject **items
-        cdef PyObject **args = <PyObject **>PyMem_Malloc((nargs + 1) * sizeof(PyObject *))
+        # args[0] is free for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET), args[1] holds the instance of the
+        # init call, the values follow
+        cdef PyObject **args = <PyObject **>PyMem_Malloc((nargs + 2) * sizeof(PyObject *))
         if args == NULL:
             raise MemoryError()
         cdef bint direct = plan.direct and plan.direct_fill_holds(target)
         # class and kwargs rows: every value by keyword (no keyword at all: NULL); args rows: positionally
         cdef PyObject *kwnames = <PyObject *>plan.kwnames if plan.kwnames else NULL
-        cdef size_t nargsf = (0 if plan.kwnames is not None else nargs) | PY_VECTORCALL_ARGUMENTS_OFFSET
+        cdef size_t npos = 0 if plan.kwnames is not None else nargs
+        init = self._python_init()
         try:
             for i in range(n):
                 # Checked again: a constructor (Python code) may have changed the rows since.
@@ -180,10 +218,22 @@ cdef class TypedRowFactory:
                 items = PySequence_Fast_ITEMS(row)
                 if direct and pf_type_version(target) == plan.version:
                     obj = pf_fill_slots(target, items, plan.positions, plan.offsets, nargs)
+                    Py_INCREF(obj)
+                    PyList_SET_ITEM(out, i, obj)
+                    continue
+                for k in range(nargs):
+                    args[k + 2] = items[plan.positions[k]]
+                if init is not None and not self._init_current():
+                    init = self._python_init()  # the class changed (a constructor may do that)
+                if init is None:
+                    obj = PyObject_Vectorcall(target, args + 2, npos | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames)
                 else:
-                    for k in range(nargs):
-                        args[k + 1] = items[plan.positions[k]]
-                    obj = PyObject_Vectorcall(target, args + 1, nargsf, kwnames)
+                    obj = pf_new_object(target, ())
+                    args[1] = <PyObject *>obj
+                    result = PyObject_Vectorcall(init, args + 1, (npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                 kwnames)
+                    if result is not None:
+                        raise TypeError(f"__init__() should return None, not '{type(result).__name__}'")
                 Py_INCREF(obj)
                 PyList_SET_ITEM(out, i, obj)
         finally:
@@ -194,6 +244,10 @@ cdef class TypedRowFactory:
         """Whether rows of ``colnames`` are built by the direct slot fill now (for tests)."""
         cdef _CompiledPlan plan = self._plans.get(colnames)
         return plan.direct_fill_holds(self._target)
+
+    def _calls_init(self):
+        """The __init__ the rows call after object.__new__ now, or None: the target is called (for tests)."""
+        return self._python_init()
 
     def cache_info(self):
         """Hits, misses and size of this factory's column-list cache."""

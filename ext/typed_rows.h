@@ -83,4 +83,20 @@ static PyObject *pf_fill_slots(PyObject *cls, PyObject *const *items, const Py_s
     return obj;
 }
 
+/* The init call: whether `cls(...)` is exactly object.__new__(cls) followed by the __init__ its MRO
+ * holds, looked up and called as a method (type.__call__ with slot_tp_init). Then the rows can call
+ * that __init__ themselves, by vectorcall with the keyword names (no kwargs dict per row). `probe`
+ * is a class with an __init__ written in Python: its tp_init is that slot function. */
+static int pf_init_call_applies(PyObject *cls, PyObject *probe) {
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    return PyType_Check(cls) && Py_IS_TYPE(cls, &PyType_Type) && PyType_Check(probe)
+        && tp->tp_new == PyBaseObject_Type.tp_new && tp->tp_init == ((PyTypeObject *)probe)->tp_init;
+}
+
+/* object.__new__(cls) as type.__call__ would call it (no arguments reach object_new here). */
+static PyObject *pf_new_object(PyObject *cls, PyObject *empty_tuple) {
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    return tp->tp_new(tp, empty_tuple, NULL);
+}
+
 #endif  /* PF_TYPED_ROWS_H */

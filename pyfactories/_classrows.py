@@ -283,6 +283,19 @@ def direct_fill_fields(cls: Any, plan: Plan) -> tuple[str, ...] | None:
     return plan.kwnames
 
 
+def python_init(cls: type) -> Any:
+    """The ``__init__`` that calling ``cls`` runs, when it is a plain Python function (else None).
+
+    The compiled rows then allocate with ``object.__new__`` and call it
+    themselves (when ``typed_rows.h`` agrees that this is all ``cls(...)`` does).
+    """
+    for klass in cls.__mro__:
+        if "__init__" in klass.__dict__:
+            init = klass.__dict__["__init__"]
+            return init if type(init) is types.FunctionType else None
+    return None
+
+
 def _probe_init(fields: Sequence[dataclasses.Field]) -> Any:
     return _probe_init_for(tuple((f.name, f.kw_only is True) for f in fields))
 
@@ -399,6 +412,10 @@ class TypedRowFactory(Generic[T]):
         """Never: the direct slot fill is the compiled module's (see ``direct_fill_fields``)."""
         self._plans.get(column_key(colnames))
         return False
+
+    def _calls_init(self) -> None:
+        """Never: calling ``__init__`` directly is the compiled module's (see ``python_init``)."""
+        return None
 
     def cache_info(self) -> Any:
         """Hits, misses and size of this factory's column-list cache."""
