@@ -144,8 +144,10 @@ def _attrs_fields(cls: type) -> tuple[InitField, ...] | None:
 def _msgspec_fields(cls: type) -> tuple[InitField, ...] | None:
     if not isinstance(getattr(cls, "__struct_fields__", None), tuple) or "msgspec" not in sys.modules:
         return None
-    # msgspec.structs.fields: __struct_defaults__ may hold NODEFAULT for a kw_only field after a default
-    return tuple(InitField(f.name, f.required) for f in sys.modules["msgspec"].structs.fields(cls))
+    # msgspec.structs.fields: __struct_defaults__ may hold NODEFAULT for a kw_only field after a default.
+    # The names are the struct's own str objects: msgspec matches keywords by identity first.
+    own = {name: name for name in cls.__struct_fields__}
+    return tuple(InitField(own.get(f.name, f.name), f.required) for f in sys.modules["msgspec"].structs.fields(cls))
 
 
 def _namedtuple_fields(cls: type) -> tuple[InitField, ...] | None:
@@ -178,7 +180,11 @@ def class_spec(cls: Any) -> ClassSpec:
     """The keyword arguments ``cls`` takes; ``TypeError`` when it is not a class that takes keywords."""
     if not isinstance(cls, type):
         raise TypeError(f"class_row() needs a class, not {type(cls).__name__} (use kwargs_row for a function)")
-    for discover in (_dataclass_fields, _attrs_fields, _msgspec_fields, _namedtuple_fields):
+    fields = _msgspec_fields(cls)
+    if fields is not None:
+        return ClassSpec(fields, False)
+    # Interned: a Python __init__ matches keywords against its (interned) parameter names by identity first.
+    for discover in (_dataclass_fields, _attrs_fields, _namedtuple_fields):
         fields = discover(cls)
         if fields is not None:
             return ClassSpec(tuple(InitField(sys.intern(f.name), f.required) for f in fields), False)
@@ -218,8 +224,9 @@ def class_plan(cls: Any, spec: ClassSpec, extra: str, key: tuple[str, ...]) -> P
     duplicates = tuple(name for name in wanted if len(by_name[name]) > 1)
     if missing or unexpected or duplicates:
         raise _mismatch(cls, key, by_name, missing, unexpected, duplicates)
-    order = [f.name for f in spec.fields if f.name in by_name] + [n for n in wanted if n not in declared]
-    return Plan(len(key), tuple(by_name[n][0] for n in order), tuple(sys.intern(n) for n in order))
+    # the class's own name objects (see class_spec), then the columns a **kwargs constructor takes
+    order = [f.name for f in spec.fields if f.name in by_name] + [sys.intern(n) for n in wanted if n not in declared]
+    return Plan(len(key), tuple(by_name[n][0] for n in order), tuple(order))
 
 
 def _mismatch(cls: Any, key: tuple[str, ...], by_name: dict[str, list[int]], missing: tuple[str, ...],

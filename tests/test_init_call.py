@@ -108,3 +108,22 @@ def test_attrs_validators_and_converters_run(impl):
     assert impl.class_row(Converted)(["n"], [("5",)]) == [Converted(5)]
     with pytest.raises(ValueError, match="'n' must be >= 0"):
         impl.class_row(Converted)(["n"], [("-1",)])
+
+
+def test_keyword_names_are_the_callees_own_objects():
+    """Keywords are matched by identity before equality: the plan passes the very str objects the callee holds."""
+    import msgspec
+
+    from pyfactories._classrows import class_plan, class_spec
+
+    import sys
+
+    names = ["".join([c, "x"]) for c in "abc"]  # built at run time: not interned...
+    for name in names:
+        sys.intern("".join(name))  # ...while equal strings are (another class's parameter names, say)
+    struct = msgspec.defstruct("Dynamic", names)
+    plan = class_plan(struct, class_spec(struct), "error", tuple(names))
+    assert all(a is b for a, b in zip(plan.kwnames, struct.__struct_fields__))
+    made = dataclasses.make_dataclass("Dynamic", names)
+    plan = class_plan(made, class_spec(made), "error", tuple(names))
+    assert all(a is b for a, b in zip(plan.kwnames, made.__init__.__code__.co_varnames[1:]))
