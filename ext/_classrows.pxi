@@ -31,10 +31,9 @@ from pyfactories._classrows import (
     class_plan,
     class_spec,
     describe_factory,
-    direct_fill_fields,
     kwargs_plan,
-    python_init,
 )
+from pyfactories._classfields import direct_fill_fields, python_init
 
 
 class _PythonInit:
@@ -119,7 +118,7 @@ cdef class _CompiledPlan:
 
 cdef list _slot_offsets(cls, plan):
     """The slot offsets of the plan's fields when ``cls`` can be filled directly, else None."""
-    names = direct_fill_fields(cls, plan)
+    names = direct_fill_fields(cls, plan.kwnames)
     if names is None or not pf_plain_instances(cls):
         return None
     try:

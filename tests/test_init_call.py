@@ -114,7 +114,8 @@ def test_keyword_names_are_the_callees_own_objects():
     """Keywords are matched by identity before equality: the plan passes the very str objects the callee holds."""
     import msgspec
 
-    from pyfactories._classrows import class_plan, class_spec
+    from pyfactories._classfields import class_spec
+    from pyfactories._classrows import class_plan
 
     import sys
 
