@@ -1,13 +1,17 @@
 # Typed rows, compiled: class_row, kwargs_row, args_row (included by _speedups.pyx).
 #
-# pyfactories._classrows is the specification: it reads the class, works out
-# a plan per column list (which value goes to which keyword) and raises the
-# errors; both implementations share it. What is compiled is the building of
-# the rows: one vectorcall per row with the keyword names of the plan and the
-# values taken from the decoded row by position (no dict per row), or, for a
-# plain slotted dataclass whose every field has a column, a direct slot fill
-# (typed_rows.h): the instance is allocated as object.__new__ allocates it and
-# each value is stored in its slot, which is all its generated __init__ does.
+# pyfactories._classrows is the specification: it reads the class (with
+# _classfields), works out a plan per column list (which value goes to which
+# keyword) and raises the errors; both implementations share it. What is
+# compiled is the building of the rows, cheapest first:
+#   - the direct slot fill (typed_rows.h) for a plain slotted dataclass whose
+#     every field has a column: the instance is allocated as object.__new__
+#     allocates it and each value stored in its slot, all its __init__ does;
+#   - the init call when calling the class is object.__new__ then a Python
+#     __init__: both done here, the __init__ by vectorcall with the keyword
+#     names (no kwargs dict per row);
+#   - otherwise one vectorcall of the class or function per row.
+# Both shortcuts are checked again whenever the class's version tag changes.
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport PyObject
