@@ -132,11 +132,16 @@ def kwargs_plan(key: tuple[str, ...]) -> Plan:
 def args_plan(key: tuple[str, ...]) -> Plan:
     return Plan(len(key), tuple(range(len(key))), None)
 
+
 # -- factory objects: one per (target, extra) --------------------------------------------------------
 
 
 class FactoryRegistry:
-    """The factory made for each (kind, target, extra), so asking twice gives the same object (bounded)."""
+    """The factory made for each (kind, target, extra), so asking twice gives the same object (bounded).
+
+    Targets are told apart by identity (an entry keeps its target alive, so
+    its id stays its own): no user ``__hash__``/``__eq__`` runs under the lock.
+    """
 
     def __init__(self, maxsize: int = FACTORY_CACHE_SIZE) -> None:
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
@@ -144,11 +149,7 @@ class FactoryRegistry:
         self._maxsize = maxsize
 
     def get(self, kind: str, target: Any, extra: str, make: Callable[[], Any]) -> Any:
-        key = (kind, target, extra)
-        try:
-            hash(key)
-        except TypeError:  # an unhashable callable: a new factory each time
-            return make()
+        key = (kind, id(target), extra)
         with self._lock:
             found = self._entries.get(key)
             if found is not None and found[0] is target:

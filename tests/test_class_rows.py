@@ -324,16 +324,22 @@ def test_factory_objects(impl):
         args.cls
 
 
-def test_unhashable_callables_get_a_factory_each_time(impl):
+def test_callables_are_told_apart_by_identity(impl):
     class Unhashable:
         __hash__ = None
 
-        def __call__(self, *values):
-            return values
+        def __init__(self, tag):
+            self.tag = tag
 
-    func = Unhashable()
-    assert impl.args_row(func)(["a"], [(1,)]) == [(1,)]
-    assert impl.args_row(func) is not impl.args_row(func)
+        def __eq__(self, other):  # all equal: only identity tells them apart
+            return True
+
+        def __call__(self, *values):
+            return (self.tag,) + values
+
+    one, two = Unhashable(1), Unhashable(2)
+    assert impl.args_row(one)(["a"], [(0,)]) == [(1, 0)] and impl.args_row(two)(["a"], [(0,)]) == [(2, 0)]
+    assert impl.args_row(one) is impl.args_row(one) and impl.args_row(one) is not impl.args_row(two)
 
 
 def test_the_factory_registry_is_bounded(impl):
