@@ -60,7 +60,8 @@ static unsigned int pf_type_version(PyObject *cls) {
     return 0;
 #else
     PyTypeObject *tp = (PyTypeObject *)cls;
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+#if PY_VERSION_HEX < 0x030C0000
+    /* up to 3.11 a tag is valid with this flag; from 3.12 (where the flag is left unused) when not 0 */
     if (!(tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
 #endif
     return tp->tp_version_tag;
