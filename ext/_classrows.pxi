@@ -41,8 +41,11 @@ from pyfactories._classfields import direct_fill_fields, python_init
 
 
 class _PythonInit:
+    """A class with an __init__ written in Python: its tp_init is the slot pf_init_call_applies looks for."""
+
     def __init__(self):
         pass
+
 
 cdef extern from "Python.h":
     object PyObject_Vectorcall(object callable, PyObject **args, size_t nargsf, PyObject *kwnames)
