@@ -51,7 +51,7 @@ def fastpath_decoders() -> tuple[dict[str, Decoder], str | None]:
         return {}, why_not
     from pyfactories import fastpath
 
-    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].rows) for n in usable}
+    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].fastpath) for n in usable}
     return {n: (handlers[n].decode_message, BY_NAME[n].row_factory) for n in usable}, None
 
 
