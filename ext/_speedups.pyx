@@ -101,6 +101,10 @@ cdef inline bint _same_columns(tuple key, object colnames):
     return True
 
 
+# What the fast path of an empty cache compares with: a key no column list equals (not even an empty one).
+cdef tuple _NO_LAST = ((object(),), None)
+
+
 cdef class ColumnSetCache:
     """A bounded LRU cache from column lists to what is built from them.
 
@@ -120,7 +124,7 @@ cdef class ColumnSetCache:
         self._build = build
         self._entries = OrderedDict()
         self._lock = threading.Lock()
-        self._last = ((), None)
+        self._last = _NO_LAST
         self._maxsize = _check_maxsize(maxsize)
 
     cdef object get(self, object colnames):
@@ -154,12 +158,12 @@ cdef class ColumnSetCache:
         with self._lock:
             self._maxsize = _check_maxsize(maxsize)
             self._evict()
-            self._last = ((), None)
+            self._last = _NO_LAST
 
     def clear(self):
         with self._lock:
             self._entries.clear()
-            self._last = ((), None)
+            self._last = _NO_LAST
             self.hits = self.misses = 0
 
     def info(self):
@@ -238,3 +242,6 @@ def set_cache_size(maxsize):
 def cache_clear():
     _row_classes.clear()
     _key_sets.clear()
+
+
+include "_classrows.pxi"

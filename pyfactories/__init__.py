@@ -16,6 +16,7 @@ from cassandra.query import tuple_factory  # noqa: E402
 
 from ._impl import name as __impl__  # noqa: E402
 from ._python import CacheInfo  # noqa: E402
+from ._classrows import ColumnMismatch, RowFactory  # noqa: E402
 from .lwt import was_applied  # noqa: E402
 
 if TYPE_CHECKING:  # both implementations share the pure-Python signatures
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # both implementations share the pure-Python signatures
         ordered_dict_factory,
         set_cache_size,
     )
+    from ._classrows import args_row, class_row, kwargs_row
 else:
     from ._impl import impl as _chosen
 
@@ -36,12 +38,20 @@ else:
     cache_info = _chosen.cache_info
     set_cache_size = _chosen.set_cache_size
     cache_clear = _chosen.cache_clear
+    class_row = _chosen.class_row
+    kwargs_row = _chosen.kwargs_row
+    args_row = _chosen.args_row
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__impl__",
+    "args_row",
     "CacheInfo",
+    "class_row",
+    "ColumnMismatch",
+    "kwargs_row",
+    "RowFactory",
     "cache_clear",
     "cache_info",
     "cached_named_tuple_factory",

@@ -152,3 +152,15 @@ def set_cache_size(maxsize: int) -> None:
 def cache_clear() -> None:
     _row_classes.clear()
     _key_sets.clear()
+
+
+_TYPED_ROWS = ("class_row", "kwargs_row", "args_row", "ColumnMismatch")
+
+
+def __getattr__(name: str) -> Any:
+    # The typed-row factories live in ._classrows (which imports this module): reached here lazily.
+    if name in _TYPED_ROWS:
+        from . import _classrows
+
+        return getattr(_classrows, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

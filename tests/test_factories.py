@@ -75,6 +75,13 @@ def test_empty_results(impl):
     assert impl.ordered_dict_factory(["a"], []) == []
 
 
+def test_no_columns_on_an_empty_cache(impl):
+    impl.cache_clear()
+    assert impl.cached_named_tuple_factory([], [()]) == query.named_tuple_factory([], [()])
+    impl.cache_clear()
+    assert impl.dict_factory([], [(), ()]) == [{}, {}]
+
+
 def test_rows_are_new_objects(impl):
     rows = [(1, 2)]
     out = impl.cached_named_tuple_factory(["a", "b"], rows)

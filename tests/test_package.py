@@ -22,6 +22,11 @@ PUBLIC = {
     "cache_clear",
     "CacheInfo",
     "__impl__",
+    "class_row",
+    "kwargs_row",
+    "args_row",
+    "ColumnMismatch",
+    "RowFactory",
 }
 
 

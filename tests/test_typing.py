@@ -25,3 +25,21 @@ def test_mypy_rejects_wrong_use(tmp_path):
     bad.write_text("from pyfactories import cached_named_tuple_factory\ncached_named_tuple_factory(1, 2, 3)\n")
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--ignore-missing-imports", str(bad)], capture_output=True, text=True)
     assert done.returncode == 1 and "Too many arguments" in done.stdout
+
+
+def test_mypy_knows_the_type_of_typed_rows(tmp_path):
+    bad = tmp_path / "bad_rows.py"
+    bad.write_text(
+        "from dataclasses import dataclass\n"
+        "from pyfactories import class_row\n"
+        "@dataclass\n"
+        "class User:\n"
+        "    id: int\n"
+        "rows: list[int] = class_row(User)(['id'], [(1,)])\n"
+        "class_row(User, extra='allow')\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--ignore-missing-imports", str(bad)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert 'Incompatible types in assignment (expression has type "list[User]", variable has type "list[int]")' in done.stdout
+    assert 'Argument "extra" to "class_row" has incompatible type' in done.stdout
