@@ -12,7 +12,8 @@ loop, no futures. The bodies are real ones captured from Cassandra by
 The fast path builds rows while decoding: its step is the handler that
 ``pyfactories.fastpath.enable`` installs (``pyfactories.fastpath.handler(rows)``)
 decoding the same body, then ``tuple_factory``, which passes the finished rows
-through, as the session does. Without a usable fast path its columns are left
+through, as the session does; for dataclass rows it decodes plain tuples and
+``class_row`` builds the rows from them, as the session's route does. Without a usable fast path its columns are left
 out and the reason is recorded in the results.
 
 Harness as in ``bench_factories``: fresh worker processes, calibrated loops,

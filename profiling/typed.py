@@ -44,7 +44,8 @@ def _entry(colnames: Sequence[str]) -> _Entry:
         bad = [f for f in fields if not f.isidentifier() or keyword.iskeyword(f) or f.startswith("_")]
         if bad or len(set(fields)) != len(fields):
             raise ValueError(f"columns {list(key)} do not name a dataclass's fields (cleaned: {fields})")
-        cls = dataclasses.make_dataclass("Row", fields, slots=True, module=__name__)
+        cls = dataclasses.make_dataclass("Row", fields, slots=True)
+        cls.__module__ = __name__
         entry = _Entry(cls, class_row(cls), _python.class_row(cls))
         if len(_ENTRIES) >= _MAX_CLASSES:
             del _ENTRIES[next(iter(_ENTRIES))]
