@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Decode RESULT rows straight into named (or dict) rows, with cached decode state.
+"""Decode RESULT rows straight into named rows, dicts or plain tuples, with cached decode state.
 
 The driver's compiled path, for every ROWS message, parses the column
 metadata into Python objects, builds a descriptor and a deserializer per
@@ -32,7 +32,8 @@ from cassandra.deserializers cimport Deserializer, from_binary
 from fastpath_values cimport (DIRECT_ASCII, DIRECT_NONE, DIRECT_TIMESTAMP, DIRECT_UTF8, DIRECT_UUID,
                              pf_timestamp_fields, pf_uuid_from_16)  # values built in place
 from result_reader cimport pf_read_int, pf_read_short, pf_reader, pf_reader_init, pf_skip_string, pf_skip_type, pf_take
-from rows cimport pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_tuple_row_from_owned
+from rows cimport (pf_adopt_row_class, pf_dict_row_from_items, pf_import_rows, pf_plain_tuple_from_owned,
+                  pf_tuple_row_from_owned)
 
 import io
 
@@ -44,7 +45,6 @@ from cassandra import DriverException
 from cassandra.cqltypes import DateType, TimeUUIDType, UserType, UUIDType
 from cassandra.deserializers import (DesAsciiType, DesDateType, DesUTF8Type, DesUUIDType, DesVarcharType,
                                      make_deserializers)
-from cassandra.query import tuple_factory as _tuple_factory
 
 from pyfactories._rowclass import make_row_class
 
@@ -64,6 +64,7 @@ cdef enum:
 
 ROWS_NAMED = 0
 ROWS_DICT = 1
+ROWS_TUPLE = 2
 
 PLAN_CACHE_SIZE = 256
 
@@ -100,7 +101,7 @@ cdef class Plan:
         if rows_kind == ROWS_NAMED:
             self.row_class = make_row_class(self.keys)
             pf_adopt_row_class(self.row_class)
-        else:
+        elif rows_kind == ROWS_DICT:
             self.template = dict.fromkeys(self.keys)
 
     cdef void map_user_types(self, user_type_map) except *:
@@ -170,6 +171,8 @@ cdef class RowsDecoder:
     cdef readonly Py_ssize_t hits, misses
 
     def __init__(self, int rows_kind, fallback, factory):
+        if rows_kind not in (ROWS_NAMED, ROWS_DICT, ROWS_TUPLE):
+            raise ValueError(f"unknown kind of rows: {rows_kind}")
         self.rows_kind = rows_kind
         self.by_metadata = {}
         self.by_prepared = {}
@@ -297,6 +300,8 @@ cdef class RowsDecoder:
                 self._decode_row(plan, r, protocol_version, values)
                 if self.rows_kind == ROWS_NAMED:
                     row = pf_tuple_row_from_owned(plan.row_class, values, ncols)
+                elif self.rows_kind == ROWS_TUPLE:
+                    row = pf_plain_tuple_from_owned(values, ncols)
                 else:
                     row = pf_dict_row_from_items(plan.template, plan.keys, values, ncols)
                     _release(values, ncols)
@@ -349,23 +354,6 @@ cdef class RowsDecoder:
             raise
         except Exception as exc:
             raise MalformedResult(f"RESULT rows could not be decoded: {exc!r}") from exc
-
-
-def use_built_rows(future):
-    """A request-init listener (``Session.add_request_init_listener``): the rows come built from the decoder.
-
-    The future's own row factory (from whatever execution profile the call
-    named) would build every row a second time, so it becomes ``tuple_factory``,
-    which hands the built rows over as they are. DSE graph row factories are
-    kept: they read graph results, not rows.
-    """
-    rf = future.row_factory
-    if rf is _tuple_factory:
-        return
-    module = getattr(rf, "__module__", None)
-    if isinstance(module, str) and module.startswith("cassandra.datastax.graph"):
-        return
-    future.row_factory = _tuple_factory
 
 
 def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):

@@ -167,15 +167,17 @@ static int pf_import_rows(void) {
  * cycle (str, int, None, floats, untracked exact tuples...): the rule CPython's
  * collector applies to tuples, applied at once, so collections triggered while
  * thousands of rows are built do not have to walk them. */
-static inline void pf_track_row(PyObject *row, Py_ssize_t n) {
+static inline int pf_row_needs_tracking(PyObject *row, Py_ssize_t n) {
     Py_ssize_t i;
     for (i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(row, i);
-        if (PyObject_IS_GC(item) && (!PyTuple_CheckExact(item) || PyObject_GC_IsTracked(item))) {
-            PyObject_GC_Track(row);
-            return;
-        }
+        if (PyObject_IS_GC(item) && (!PyTuple_CheckExact(item) || PyObject_GC_IsTracked(item))) return 1;
     }
+    return 0;
+}
+
+static inline void pf_track_row(PyObject *row, Py_ssize_t n) {
+    if (pf_row_needs_tracking(row, n)) PyObject_GC_Track(row);
 }
 
 /* A new row of class `cls` holding the items of `values` (a list or tuple, checked by the caller). */
@@ -211,6 +213,21 @@ static inline PyObject *pf_tuple_row_from_owned(PyObject *cls, PyObject **items,
         items[i] = NULL;
     }
     pf_track_row(row, n);
+    return row;
+}
+
+/* A plain tuple taking over the `n` references in `items` (which are cleared): one
+ * allocation, from CPython's own tuple free list. PyTuple_New tracks the tuple; it is
+ * untracked again at once when nothing in it can be part of a cycle (pf_track_row's rule). */
+static inline PyObject *pf_plain_tuple_from_owned(PyObject **items, Py_ssize_t n) {
+    Py_ssize_t i;
+    PyObject *row = PyTuple_New(n);
+    if (row == NULL) return NULL;
+    for (i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(row, i, items[i]);
+        items[i] = NULL;
+    }
+    if (n > 0 && PyObject_GC_IsTracked(row) && !pf_row_needs_tracking(row, n)) PyObject_GC_UnTrack(row);
     return row;
 }
 

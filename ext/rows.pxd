@@ -18,4 +18,5 @@ cdef extern from "rows.h":
     object pf_new_tuple_row(object cls, object values)
     object pf_new_dict_row(object template, object keys, object values)
     object pf_tuple_row_from_owned(object cls, PyObject **items, Py_ssize_t n)
+    object pf_plain_tuple_from_owned(PyObject **items, Py_ssize_t n)
     object pf_dict_row_from_items(object template, tuple keys, PyObject **items, Py_ssize_t n)

@@ -10,7 +10,8 @@ Every expected saving is a measured share times a measured cost ratio, never a c
   the registry knows, here on the run's shape (``--rows-per-query`` x columns; attach: the
   shape of the harness's default workload, stated); for a factory of the user's seen only
   from outside (``attach``) it is unknown and the saving is an upper bound (the whole share).
-* **deserialization** → ``pyfactories.fastpath.enable(session)``. Saving = deserialization's
+* **deserialization** → ``pyfactories.fastpath.enable(session)`` (and, for a factory the fast
+  path leaves on the driver's path, one of ours it builds while decoding). Saving = deserialization's
   share x (1 - fast-path decode / the driver's decode), the ratio read from the project's
   recorded decode benchmark (``benchmarks/results/results.json``, ``decode`` depth), on the
   fixture nearest the shape; without that file the saving is not given.
@@ -208,6 +209,17 @@ def measure_ratio(current: Callable[..., Any], replacement: Callable[..., Any], 
     return ns["replacement"] / ns["current"] if ns["current"] > 0 else 1.0
 
 
+def _routed_by_the_fastpath(current: factories.Factory | None) -> bool:
+    """Whether requests of the factory in use would take the fast path once it is enabled."""
+    if current is None:
+        return False
+    from cassandra.protocol import ProtocolHandler
+
+    from pyfactories import fastpath
+
+    return fastpath.route(current.row_factory)[0] is not ProtocolHandler
+
+
 def _fastpath_usable() -> bool:
     return bool(factories.fastpath_status()[0])
 
@@ -216,6 +228,10 @@ def _fastpath_advice(current: factories.Factory | None, share: float, shape: tup
                      results_path: str) -> Advice:
     rows = "dict" if current and current.rows in ("dict", "ordered") else "named"
     change = f"`from pyfactories import fastpath; fastpath.enable(session, rows={rows!r})`"
+    if not _routed_by_the_fastpath(current):
+        # the fast path leaves a factory it does not know on the driver's path: name one it knows
+        target = factories.BY_NAME["pf_dict" if rows == "dict" else "cached_named_tuple"]
+        change = f"`session.row_factory = {_qualified(target)}`, then {change}"
     ratio, case = _decode_ratio(f"fastpath_{rows}", shape, results_path)
     if ratio is None:
         return Advice("deserialization", share, change, None,

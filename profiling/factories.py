@@ -22,11 +22,11 @@ dataclass per column list, the hand-written conversion against ``pyfactories.cla
 
 A factory is applied to a connected ``Session`` whatever way it was configured: through its
 default execution profile or, for sessions in legacy mode, ``session.row_factory``. Fast-path
-factories also switch the session's protocol handler (``pyfactories.fastpath``), which builds
-each request's rows as its own row factory asks: named rows for the driver's default factory,
-dataclass rows for ``class_row``. Applying one
-to a session that had another first undoes the other, so benchmarks can interleave factories
-round by round on one session.
+factories set the driver's ``named_tuple_factory`` there (the fast-path dataclass rows: their own
+factory) and turn ``pyfactories.fastpath`` on; the fast path routes each request by its own row
+factory: the driver's default one gets the kind of rows ``enable`` names, ``class_row`` gets plain
+decoded tuples to build its rows from. Applying one to a session that had another first undoes
+the other, so benchmarks can interleave factories round by round on one session.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ class Factory:
 
     @property
     def row_factory(self) -> Callable[[Any, Any], Any]:
-        """The callable a session gets (``tuple_factory`` for the fast path's named and dict rows: they are
-        built already; the dataclass rows' factory for the fast path's: it builds them from decoded tuples)."""
+        """The callable that builds this factory's rows (``tuple_factory`` for the fast path's named and dict
+        rows: they arrive built, and ``apply`` gives the session the driver's ``named_tuple_factory``, which
+        the fast path routes to them; the dataclass rows' own factory for the fast path's dataclass rows)."""
         return getattr(importlib.import_module(self.module), self.attr)
 
     @property

@@ -199,20 +199,62 @@ def install(session: Any, rec: Recorder) -> None:
     """Time the session's requests from its next one on: protocol handler, row factory and
     the driver hooks of :mod:`profiling.hooks` (connections, timers, ``execute_async``).
 
-    Call after the row factory choice was applied (a fast-path choice replaces
-    the protocol handler, which this then subclasses).
+    Call after the row factory choice was applied. With ``pyfactories.fastpath`` on, each request
+    gets its handler and row factory from the fast path's request-init listener: a listener added
+    after it (:class:`TimedRequests`) times what each request got instead.
     """
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, _ConfigMode
 
     from . import hooks
 
-    session.client_protocol_handler = timed_handler(rec, session.client_protocol_handler)
-    if session.cluster._config_mode == _ConfigMode.LEGACY:
-        session.row_factory = timed_row_factory(rec, session.row_factory)
+    if _fastpath_on(session):
+        session.add_request_init_listener(TimedRequests(rec))
     else:
-        profile = session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT]
-        profile.row_factory = timed_row_factory(rec, profile.row_factory)
+        session.client_protocol_handler = timed_handler(rec, session.client_protocol_handler)
+        if session.cluster._config_mode == _ConfigMode.LEGACY:
+            session.row_factory = timed_row_factory(rec, session.row_factory)
+        else:
+            profile = session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT]
+            profile.row_factory = timed_row_factory(rec, profile.row_factory)
     hooks.install(session, rec)
+
+
+def _fastpath_on(session: Any) -> bool:
+    import sys
+
+    fastpath = sys.modules.get("pyfactories.fastpath")  # never imported: never enabled
+    return fastpath is not None and getattr(fastpath, "AVAILABLE", False) and fastpath.is_enabled(session)
+
+
+class TimedRequests:
+    """A request-init listener: the protocol handler and row factory a request's future has, timed
+    (each timed version made once). ``tuple_factory``, which hands rows the fast path built over
+    as they are, is left as it is, so the driver's ``ResultSet.was_applied`` still recognises it."""
+
+    def __init__(self, rec: Recorder) -> None:
+        from cassandra.query import tuple_factory
+
+        self.rec = rec
+        self.untimed = tuple_factory
+        self.handlers: dict[type, type] = {}
+        self.factories: dict[int, tuple[Any, Any]] = {}  # id(factory) -> (factory, timed)
+        self.lock = threading.Lock()
+
+    def __call__(self, future: Any) -> None:
+        handler = future._protocol_handler
+        timed = self.handlers.get(handler)
+        if timed is None:
+            with self.lock:
+                timed = self.handlers.setdefault(handler, timed_handler(self.rec, handler))
+        future._protocol_handler = timed
+        factory = future.row_factory
+        if factory is None or factory is self.untimed:
+            return
+        entry = self.factories.get(id(factory))
+        if entry is None or entry[0] is not factory:
+            with self.lock:
+                entry = self.factories[id(factory)] = (factory, timed_row_factory(self.rec, factory))
+        future.row_factory = entry[1]
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -1,29 +1,41 @@
-"""Named (or dict) rows built while decoding: one line to turn on per session.
+"""Rows built while decoding, for the requests whose row factory allows it: one line per session.
 
     from pyfactories import fastpath
     fastpath.enable(session, rows="named")   # or rows="dict"
     ...
     fastpath.disable(session)                # back to the driver's path
 
-What ``enable`` changes on that session, and only there:
+``enable`` adds a request-init listener (``Session.add_request_init_listener``)
+to that session, and changes nothing else: every request the session starts
+(``execute``, ``execute_async``, ``execute_concurrent``, and their later pages)
+is routed by the row factory its execution profile (or the legacy
+``session.row_factory``) names (``route``):
 
-* ``session.client_protocol_handler`` becomes a subclass of the driver's
-  ``ProtocolHandler`` whose RESULT message decodes rows with
-  ``pyfactories._fastpath``: metadata is cached per column list (or per
-  prepared statement), values are decoded by the driver's own deserializers,
-  and each row is built once, directly as a namedtuple (or dict);
-* a request-init listener (``Session.add_request_init_listener``) gives every
-  request the session starts (``execute``, ``execute_async``,
-  ``execute_concurrent``, and their later pages) ``tuple_factory`` as its row
-  factory, whatever execution profile it names, because the rows are already
-  built. ``ResultSet.was_applied`` therefore keeps working. The driver's own
-  internal queries (query traces, schema) keep the driver's handler.
+* the driver's ``named_tuple_factory`` (the driver's default): rows of the kind
+  given to ``enable``, built while decoding;
+* ``pyfactories.cached_named_tuple_factory``: named rows built while decoding;
+* the driver's and our ``dict_factory``: dicts built while decoding;
+* ``tuple_factory``: plain tuples, decoded the fast way;
+* our ``ordered_dict_factory``, and any object whose ``__pyfactories_factory__``
+  is true: plain tuples decoded the fast way, then the factory itself, called by
+  the driver as usual (its errors are that request's error);
+* anything else (an application's own function, the driver's
+  ``ordered_dict_factory``, DSE graph factories): the driver's own path, untouched.
 
-The rows equal those of the driver's ``named_tuple_factory`` / ``dict_factory``
+A routed request's future gets one of this module's protocol handlers (a
+subclass of the driver's ``ProtocolHandler`` whose RESULT message decodes rows
+with ``pyfactories._fastpath``: metadata cached per column list or prepared
+statement, values decoded by the driver's own deserializers, each row built
+once). When its rows are built already, its row factory becomes
+``tuple_factory``, one of the driver's, so ``ResultSet.was_applied`` keeps
+working. A request whose future was given another handler than the driver's
+(a session's own ``client_protocol_handler``) is left alone, and so are the
+driver's internal queries (query traces, schema).
+
+The rows equal those the request's own factory makes on the driver's path
 (field names included). Results that use a column encryption policy or DSE
 continuous paging are decoded by the driver's own path and then given to
-``cached_named_tuple_factory`` / ``dict_factory``. DSE graph queries are not
-supported with ``rows="dict"``.
+``cached_named_tuple_factory`` / ``dict_factory`` / ``tuple_factory``.
 
 The compiled module depends on the driver's binary internals: it records a
 digest of the driver's ``.pxd`` declarations it was built against, and runs on
@@ -46,8 +58,6 @@ from . import __impl__, _driver, _impl
 
 ROWS = ("named", "dict")
 
-_MISSING = object()
-
 
 def _why_unavailable() -> str | None:
     if __impl__ != "cython":
@@ -68,7 +78,7 @@ def _why_unavailable() -> str | None:
 UNAVAILABLE_REASON = _why_unavailable()
 if UNAVAILABLE_REASON is None:
     try:
-        from . import _fastpath
+        from . import _fastpath, _routes
     except ImportError as exc:
         UNAVAILABLE_REASON = f"pyfactories._fastpath could not be imported: {exc}"
 AVAILABLE = UNAVAILABLE_REASON is None
@@ -79,12 +89,17 @@ if not AVAILABLE:
     warnings.warn(OFF, RuntimeWarning, stacklevel=2)
 
 
+KINDS = ("named", "dict", "tuple")
+
+
 def _make_handler(rows: str) -> type:
+    from cassandra.query import tuple_factory
+
     from . import cached_named_tuple_factory, dict_factory
 
-    kind = _fastpath.ROWS_NAMED if rows == "named" else _fastpath.ROWS_DICT
+    kind = _KIND[rows]
     base_message = protocol.ProtocolHandler.message_types_by_opcode[protocol.ResultMessage.opcode]
-    factory = cached_named_tuple_factory if rows == "named" else dict_factory
+    factory = {"named": cached_named_tuple_factory, "dict": dict_factory, "tuple": tuple_factory}[rows]
     decoder = _fastpath.RowsDecoder(kind, base_message.recv_results_rows, factory)
 
     def recv_results_rows(self, f, protocol_version, user_type_map, result_metadata, column_encryption_policy):
@@ -103,15 +118,53 @@ def _make_handler(rows: str) -> type:
     return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), namespace)
 
 
-_HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in ROWS} if AVAILABLE else {}
+def _make_router() -> object:
+    from cassandra import query
+
+    from . import _python, _speedups
+
+    return _routes.Router(
+        protocol.ProtocolHandler,
+        [_HANDLERS[rows] for rows in KINDS],  # in the order of _routes.NAMED, DICT, TUPLE
+        tuple_factory=query.tuple_factory,
+        session_default=query.named_tuple_factory,
+        named=(_speedups.cached_named_tuple_factory, _python.cached_named_tuple_factory),
+        dicts=(query.dict_factory, _speedups.dict_factory, _python.dict_factory),
+        kept=(_speedups.ordered_dict_factory, _python.ordered_dict_factory),
+    )
+
+
+if AVAILABLE:
+    _KIND = {"named": _fastpath.ROWS_NAMED, "dict": _fastpath.ROWS_DICT, "tuple": _fastpath.ROWS_TUPLE}
+    _HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in KINDS}
+    _ROUTER = _make_router()
+    _ROUTE_KIND = {"named": _routes.NAMED, "dict": _routes.DICT}
+    #: One request-init listener per kind of rows a session asks for (``enable``'s ``rows``).
+    _LISTENERS = {rows: _routes.RequestRouter(_ROUTER, _ROUTE_KIND[rows]) for rows in ROWS}
+else:
+    _KIND, _HANDLERS, _ROUTER, _ROUTE_KIND, _LISTENERS = {}, {}, None, {}, {}
 
 
 def handler(rows: str = "named") -> type:
-    """The protocol handler class of the fast path (e.g. to ``decode_message`` a captured body)."""
+    """The protocol handler class that builds ``rows`` rows ("named", "dict" or "tuple") while decoding
+    (e.g. to ``decode_message`` a captured body)."""
+    if rows not in KINDS:
+        raise ValueError(f"rows must be one of {KINDS}, not {rows!r}")
+    _check_available()
+    return _HANDLERS[rows]
+
+
+def route(row_factory: object, rows: str = "named") -> tuple[type, object]:
+    """``(protocol handler class, row factory)`` a request whose future has ``row_factory`` gets on a
+    session where ``enable(session, rows=rows)`` is on: see the module's docstring."""
     _check_rows(rows)
+    _check_available()
+    return _ROUTER.route(row_factory, _ROUTE_KIND[rows])
+
+
+def _check_available() -> None:
     if not AVAILABLE:
         raise RuntimeError(f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}")
-    return _HANDLERS[rows]
 
 
 def _check_rows(rows: str) -> None:
@@ -124,7 +177,10 @@ def is_enabled(session: Session) -> bool:
 
 
 def enable(session: Session, rows: str = "named") -> bool:
-    """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path."""
+    """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path.
+
+    ``rows``: what requests whose factory is the driver's ``named_tuple_factory`` (its default) get.
+    """
     _check_rows(rows)
     if not AVAILABLE:
         warnings.warn(OFF, RuntimeWarning, stacklevel=2)
@@ -141,10 +197,9 @@ def enable(session: Session, rows: str = "named") -> bool:
             stacklevel=2,
         )
         return False
-    saved = session.__dict__.get("client_protocol_handler", _MISSING)
-    session.add_request_init_listener(_fastpath.use_built_rows)
-    session.client_protocol_handler = _HANDLERS[rows]
-    session._pyfactories_fastpath = (rows, saved)  # type: ignore[attr-defined]
+    listener = _LISTENERS[rows]
+    session.add_request_init_listener(listener)
+    session._pyfactories_fastpath = (rows, listener)  # type: ignore[attr-defined]
     return True
 
 
@@ -153,19 +208,15 @@ def disable(session: Session) -> None:
     state = getattr(session, "_pyfactories_fastpath", None)
     if state is None:
         return
-    _, saved = state
-    if saved is _MISSING:
-        session.__dict__.pop("client_protocol_handler", None)
-    else:
-        session.client_protocol_handler = saved
+    _, listener = state
     try:
-        session.remove_request_init_listener(_fastpath.use_built_rows)
+        session.remove_request_init_listener(listener)
     except ValueError:  # the application removed it already
         pass
     session._pyfactories_fastpath = None  # type: ignore[attr-defined]
 
 
 def cache_info() -> dict[str, tuple[int, int]]:
-    """``{rows: (hits, misses)}`` of the per-metadata decode plans."""
+    """``{rows: (hits, misses)}`` of the per-metadata decode plans, for "named", "dict" and "tuple"."""
     decoders = {rows: h.message_types_by_opcode[protocol.ResultMessage.opcode].decoder for rows, h in _HANDLERS.items()}
     return {rows: (decoder.hits, decoder.misses) for rows, decoder in decoders.items()}

@@ -19,8 +19,9 @@ from .installed import SMOKE, TEST_TOOLS, build_wheels, copy_suite, env_with, py
 
 RELEASES = [f"{dist}=={version}" for dist, versions in _driver.FASTPATH_RELEASES.items() for version in versions]
 REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs with on every Python
-#: The fast path's differential tests: decoding (fuzzed), every CQL type, statements, paging.
-SUBSET = ["tests/test_fastpath.py", "tests/integration/test_fastpath.py", "tests/integration/test_types.py"]
+#: The fast path's differential tests: decoding (fuzzed), routing, every CQL type, statements, paging.
+SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
+          "tests/integration/test_fastpath_routes.py", "tests/integration/test_types.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
         "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]

@@ -121,10 +121,10 @@ class Clusters:
             if config == "default":
                 session = self.shared_cluster(protocol, "default", "driver.named").connect()
             elif config == "profile":
-                session = self.shared_cluster(protocol, "default", "c.ordered").connect()
+                session = self.shared_cluster(protocol, "default", f"c.{rows}").connect()
             elif config == "legacy":
                 session = self.shared_cluster(protocol, "legacy").connect()
-                session.row_factory = factories()["driver.ordered"]
+                session.row_factory = factories()[f"py.{rows}"]
             else:
                 raise ValueError(config)
             assert fastpath.enable(session, rows=rows) is True

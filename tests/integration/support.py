@@ -166,10 +166,11 @@ IMPLEMENTATIONS = {"c": _speedups, "py": _python}
 OURS = {f.rows: f.attr for f in registry.of_family("pyfactories")}
 
 
-# The fast path's test sessions, by the factory the session itself is configured with:
-#   default: a Cluster with the default profile (the driver's named_tuple_factory)
-#   profile: the default ExecutionProfile names our ordered_dict_factory (fast path rows must win)
-#   legacy:  a Cluster without profiles and session.row_factory = the driver's ordered_dict_factory
+# The fast path's test sessions (rows = named or dict), by the factory the session itself is configured
+# with, each one the fast path routes to the handler that builds those rows while decoding:
+#   default: a Cluster with the default profile (the driver's named_tuple_factory; enable's rows= decides)
+#   profile: the default ExecutionProfile names our compiled cached_named_tuple_factory or dict_factory
+#   legacy:  a Cluster without profiles and session.row_factory = our pure-Python twin of those
 FAST_CONFIGS = ("default", "profile", "legacy")
 
 

@@ -1,7 +1,8 @@
 """The fast path (``pyfactories.fastpath``) through a real server: its rows equal the rows of the
 driver's ``named_tuple_factory`` / ``dict_factory`` read the driver's way, for every CQL type of the
 table, through simple and prepared statements, paging (automatic and manual), execute_async and
-execute_concurrent, on protocols v4 and v5, whatever factory the session itself is configured with.
+execute_concurrent, on protocols v4 and v5, whichever of the factories routed to those rows the session
+itself is configured with (``FAST_CONFIGS``). Per-request profiles naming other factories: test_fastpath_routes.
 """
 
 import pytest
@@ -55,21 +56,21 @@ def test_rows_equal_driver_rows(clusters, schema, rows, method, config, protocol
     driver = clusters.driver(protocol_version, rows)
     for source in (ALL_TYPES, schema.counters):
         ours = fetch(fast, method, source)
-        assert_row_kind(ours.rows, rows)  # whatever factory the session names, the fast path's rows win
+        assert_row_kind(ours.rows, rows)
         assert_same_fetch(ours, fetch(driver, method, source))
 
 
 @pytest.mark.parametrize("rows", ROWS)
-def test_rows_win_over_a_per_call_profile(clusters, rows):
-    """A profile passed to execute (naming another factory) does not change the fast path's rows."""
-    fast = clusters.fast_target(5, "default", rows).session
+def test_a_per_call_profile_names_the_rows(clusters, rows):
+    """A profile passed to execute decides, not the session's: the driver's ordered_dict_factory keeps the
+    driver's path, the driver's named_tuple_factory gets the rows ``enable`` was given."""
+    fast = clusters.fast_target(5, "profile", rows).session  # its default profile names our factory of ``rows``
     # a clone of the default profile (an unregistered profile's load balancing policy knows no hosts)
-    other = fast.execution_profile_clone_update(
-        EXEC_PROFILE_DEFAULT, row_factory=ordered_dict_factory if rows == "named" else named_tuple_factory)
-    for method in ("simple", "prepared", "execute_async", "concurrent"):
-        got = fetch(Target(fast, {"execution_profile": other}), method)
-        assert_row_kind(got.rows, rows)
-        assert_same_fetch(got, fetch(clusters.driver(5, rows), method))
+    for factory, kind in ((ordered_dict_factory, "ordered"), (named_tuple_factory, rows)):
+        other = fast.execution_profile_clone_update(EXEC_PROFILE_DEFAULT, row_factory=factory)
+        for method in ("simple", "prepared", "execute_async", "concurrent"):
+            got = fetch(Target(fast, {"execution_profile": other}), method)
+            assert_same_fetch(got, fetch(clusters.driver(5, kind), method))
 
 
 @pytest.mark.parametrize("protocol_version", PROTOCOLS, ids=lambda p: f"v{p}")
@@ -84,12 +85,19 @@ def test_disable_gives_back_the_drivers_path(clusters, protocol_version):
 
     assert fastpath.enable(session, rows="named")
     assert fastpath.is_enabled(session)
-    assert session.client_protocol_handler is fastpath.handler("named")
-    assert_same_fetch(fetch(target, "prepared_paged"), fetch(clusters.driver(protocol_version, "named"), "prepared_paged"))
+    assert session.client_protocol_handler is protocol.ProtocolHandler  # requests are routed one by one
+    # our ordered_dict_factory is kept, and fed tuples the fast path decoded
+    decoded = sum(fastpath.cache_info()["tuple"])
+    assert_same_fetch(fetch(target, "prepared_paged"), fetch(ordered, "prepared_paged"))
+    assert sum(fastpath.cache_info()["tuple"]) > decoded
+    named = session.execution_profile_clone_update(EXEC_PROFILE_DEFAULT, row_factory=named_tuple_factory)
+    assert_same_fetch(fetch(Target(session, {"execution_profile": named}), "prepared_paged"),
+                      fetch(clusters.driver(protocol_version, "named"), "prepared_paged"))
 
     assert fastpath.enable(session, rows="dict")  # switching kinds
-    assert session.client_protocol_handler is fastpath.handler("dict")
-    assert_same_fetch(fetch(target, "prepared_paged"), fetch(clusters.driver(protocol_version, "dict"), "prepared_paged"))
+    assert len(session._request_init_callbacks) == 1
+    assert_same_fetch(fetch(Target(session, {"execution_profile": named}), "prepared_paged"),
+                      fetch(clusters.driver(protocol_version, "dict"), "prepared_paged"))
 
     fastpath.disable(session)
     assert not fastpath.is_enabled(session)

@@ -16,7 +16,7 @@ CONFIGS = (
     + ["fast.named", "fast.dict"]
 )
 # The driver's ResultSet.was_applied accepts only its own named_tuple_factory, dict_factory and
-# tuple_factory (by identity). The fast path hands rows over with tuple_factory, so it works there.
+# tuple_factory (by identity). The fast path hands the rows it built over with tuple_factory, so it works there.
 DRIVER_WAS_APPLIED_WORKS = {"driver.tuple", "driver.named", "driver.dict", "fast.named", "fast.dict"}
 
 # (statement, parameters, applied, what the not-applied row shows)
@@ -35,7 +35,7 @@ STEPS = [
 def target_for(clusters, config, protocol_version=5):
     kind, _, rows = config.partition(".")
     if kind == "fast":
-        # the session's own profile names our ordered_dict_factory: the fast path's rows win
+        # the session's own profile names our factory of those rows: built while decoding
         return clusters.fast_target(protocol_version, "profile", rows)
     return clusters.target(protocol_version, "profile", config)
 

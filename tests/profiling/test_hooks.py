@@ -119,3 +119,38 @@ def test_a_session_is_timed_in_every_region(contact):
         assert set(shares) == set(instrument.CATEGORIES) and sum(shares.values()) == pytest.approx(1)
     finally:
         cluster.shutdown()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("first", ["tuple", "pf_ordered_dict"])
+def test_a_fast_path_session_is_timed_on_the_route_each_request_takes(contact, first):
+    """A fast-path choice applied after another factory gets its own rows, still built while decoding
+    under the instrumentation (its decode timed), and the driver's was_applied still works."""
+    from cassandra.query import tuple_factory
+
+    from profiling.cluster import connect
+    from profiling.factories import resolve
+    from pyfactories import fastpath
+
+    cluster, session = connect(contact)
+    try:
+        resolve(first).apply(session)
+        resolve("fastpath_dict").apply(session)
+        rec = instrument.Recorder()
+        instrument.install(session, rec)
+        before = rec.snapshot()
+        n = 5
+        for _ in range(n):
+            rs = session.execute("SELECT release_version FROM system.local")
+            assert type(rs.one()) is dict
+            handler = rs.response_future._protocol_handler
+            assert handler.__name__.startswith("Timed") and issubclass(handler, fastpath.handler("dict"))
+            assert rs.response_future.row_factory is tuple_factory
+        d = instrument.delta(before, rec.snapshot())
+        assert d["calls"]["deserialization"] >= n
+        resolve(first).apply(session)  # and back: the fast path is off, the first factory's rows again
+        assert not fastpath.is_enabled(session)
+        assert type(session.execute("SELECT release_version FROM system.local").one()).__name__ == (
+            "tuple" if first == "tuple" else "OrderedDict")
+    finally:
+        cluster.shutdown()

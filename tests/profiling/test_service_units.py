@@ -223,3 +223,16 @@ def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
     starved = {"1": {**ran["1"], "queued_ns": (service.OVERLOAD_RATIO + 1) * 1e9}}
     note = service.overload_note(starved)
     assert note and note.startswith("the machine is overloaded") and "waited 4.0 s" in note
+
+
+@pytest.mark.parametrize("factory, switch", [("named_tuple", None), ("pf_ordered_dict", None),
+                                             ("ordered_dict", "pyfactories.dict_factory"),
+                                             ("my_rows (app/rows.py)", "pyfactories.cached_named_tuple_factory")])
+def test_fastpath_advice_names_a_factory_it_routes_when_the_one_in_use_is_not(tmp_path, factory, switch):
+    a = by_category(row(factory=factory, deserialization=0.3), results_path=str(tmp_path / "none.json"))
+    change = a["deserialization"].change
+    assert "fastpath.enable(session" in change
+    if switch is None:
+        assert "session.row_factory" not in change
+    else:
+        assert change.startswith(f"`session.row_factory = {switch}`, then ")
