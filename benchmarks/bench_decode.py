@@ -12,7 +12,8 @@ loop, no futures. The bodies are real ones captured from Cassandra by
 The fast path builds rows while decoding: its step is the handler that
 ``pyfactories.fastpath.enable`` installs (``pyfactories.fastpath.handler(rows)``)
 decoding the same body, then ``tuple_factory``, which passes the finished rows
-through, as the session does. Without a usable fast path its columns are left
+through, as the session does; for dataclass rows it decodes plain tuples and
+``class_row`` builds the rows from them, as the session's route does. Without a usable fast path its columns are left
 out and the reason is recorded in the results.
 
 Harness as in ``bench_factories``: fresh worker processes, calibrated loops,
@@ -51,7 +52,7 @@ def fastpath_decoders() -> tuple[dict[str, Decoder], str | None]:
         return {}, why_not
     from pyfactories import fastpath
 
-    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].rows) for n in usable}
+    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].fastpath) for n in usable}
     return {n: (handlers[n].decode_message, BY_NAME[n].row_factory) for n in usable}, None
 
 

@@ -43,7 +43,7 @@ from .tables import fmt_ns, fmt_ratio, markdown_table
 from .targets import MIXED_COLS, MIXED_KIND
 
 THIS = depths.BY_NAME["factory"]
-ROWS = (1, 10, 100, 1000, 5000)
+ROWS = (1, 10, 100, 200, 1000, 5000)
 COLS = (3, 10, 50)
 
 SIZES: dict[str, dict[str, Any]] = {

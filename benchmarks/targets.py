@@ -12,7 +12,9 @@ from typing import Any, Iterable
 #: The factory-only mixed table: 10 columns of mixed values, at these row counts.
 MIXED_COLS = 10
 MIXED_KIND = "mixed"
-MIXED_ROWS = (1, 10, 100, 1000, 5000)
+MIXED_ROWS = (1, 10, 100, 200, 1000, 5000)
+#: The page size dataclass rows are judged at.
+TYPED_ROWS = 200
 
 #: End to end: client CPU per query relative to tuple_factory on this machine's reference run.
 E2E_TARGETS = (
@@ -24,6 +26,7 @@ E2E_TARGETS = (
     ("pages", "fastpath_named", 0.85),
     ("single", "fastpath_dict", 0.90),
     ("pages", "fastpath_dict", 0.90),
+    ("pages", "fastpath_class", 0.80),
 )
 #: The driver's own figures from the same reference (informative: "REF", not pass/fail).
 E2E_REFERENCE = (
@@ -99,6 +102,14 @@ def factory_only(section: dict[str, Any]) -> list[Verdict]:
         res = by_rows.get(rows, {})
         v = speedup(res, "dict", "pf_dict")
         out.append(Verdict("factory", case(rows), "dict / pf_dict", ">= 2.5x", v, _check(v, ">=", 2.5)))
+    # dataclass rows of a plain slotted dataclass: against the hand-written conversion and our named rows
+    res = by_rows.get(TYPED_ROWS, {})
+    v = speedup(res, "dataclass_handwritten", "class_row")
+    out.append(Verdict("factory", case(TYPED_ROWS), "dataclass_handwritten / class_row", ">= 5x", v,
+                       _check(v, ">=", 5.0)))
+    v = speedup(res, "class_row", "cached_named_tuple")
+    out.append(Verdict("factory", case(TYPED_ROWS), "class_row / cached_named_tuple", "<= 3x", v,
+                       _check(v, "<=", 3.0)))
     return out
 
 

@@ -50,7 +50,7 @@ DEFAULT_SHAPE = (10, 5)
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "benchmarks", "results", "results.json")
 _REPLACEMENT = {"named": "cached_named_tuple", "dict": "pf_dict", "ordered": "pf_ordered_dict",
-                "custom": "cached_named_tuple"}
+                "class": "class_row", "custom": "cached_named_tuple"}
 
 
 @dataclass

@@ -4,9 +4,10 @@ take every list of factories from :data:`FACTORIES`. To add a factory, add one e
 Names a user can type wherever a factory is named (``resolve``):
 
 * the registry name: ``tuple``, ``named_tuple``, ``dict``, ``ordered_dict`` (the driver's),
-  ``cached_named_tuple``, ``pf_dict``, ``pf_ordered_dict`` (ours), ``fastpath_named``,
-  ``fastpath_dict`` (the fast path), ``py_cached_named_tuple``, ``py_dict``,
-  ``py_ordered_dict`` (our pure-Python twins);
+  ``dataclass_handwritten`` (dataclass rows the way users write them with the driver),
+  ``cached_named_tuple``, ``pf_dict``, ``pf_ordered_dict``, ``class_row`` (ours), ``fastpath_named``,
+  ``fastpath_dict``, ``fastpath_class`` (the fast path), ``py_cached_named_tuple``, ``py_dict``,
+  ``py_ordered_dict``, ``py_class_row`` (our pure-Python twins);
 * the function's name, ``cached_named_tuple_factory``, or its qualified name,
   ``pyfactories.dict_factory``, ``cassandra.query.dict_factory``;
 * ``module:function`` for any importable row factory of your own.
@@ -16,11 +17,15 @@ means the driver's, as ``dict`` and ``ordered_dict`` do; ours are ``pyfactories.
 (``pf_dict``) and ``pyfactories.ordered_dict_factory`` (``pf_ordered_dict``).
 ``tuple_factory`` is the same object in both packages.
 
+Dataclass rows (``rows="class"``) are built for any column list by ``profiling.typed``: one slotted
+dataclass per column list, the hand-written conversion against ``pyfactories.class_row``.
+
 A factory is applied to a connected ``Session`` whatever way it was configured: through its
 default execution profile or, for sessions in legacy mode, ``session.row_factory``. Fast-path
-factories set the driver's ``named_tuple_factory`` there and turn ``pyfactories.fastpath`` on
-with their kind of rows (the fast path routes each request by its own row factory, and gives
-that one the kind ``enable`` names). Applying one to a session that had another first undoes
+factories set the driver's ``named_tuple_factory`` there (the fast-path dataclass rows: their own
+factory) and turn ``pyfactories.fastpath`` on; the fast path routes each request by its own row
+factory: the driver's default one gets the kind of rows ``enable`` names, ``class_row`` gets plain
+decoded tuples to build its rows from. Applying one to a session that had another first undoes
 the other, so benchmarks can interleave factories round by round on one session.
 """
 
@@ -32,11 +37,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
+from cassandra.query import named_tuple_factory
 
 #: The registered families, in the order tables list them (a factory resolved from a user's
 #: ``module:function`` is of the family "custom").
 DESCRIPTIONS = {
-    "driver": "the driver's own (cassandra.query)",
+    "driver": "the driver's own (cassandra.query), and dataclass rows as users write them with it",
     "pyfactories": "ours, compiled (pyfactories)",
     "fastpath": "rows built while decoding (pyfactories.fastpath)",
     "python": "our pure-Python twins (pyfactories._python)",
@@ -50,7 +56,7 @@ class Factory:
     module: str               # where the row factory lives ...
     attr: str                 # ... and its name there
     family: str               # one of FAMILIES, or "custom"
-    rows: str                 # what rows look like: "tuple", "named", "dict" or "ordered"
+    rows: str                 # what rows look like: "tuple", "named", "dict", "ordered" or "class"
     short: str                # label of a narrow table column
     label: str                # how a sentence names it
     color: str = "#7f7f7f"
@@ -60,15 +66,18 @@ class Factory:
 
     @property
     def row_factory(self) -> Callable[[Any, Any], Any]:
-        """The callable that builds this factory's rows (``tuple_factory`` for the fast path: the rows
-        arrive built; ``apply`` gives the session the driver's ``named_tuple_factory``, which the fast
-        path routes to them)."""
+        """The callable that builds this factory's rows (``tuple_factory`` for the fast path's named and dict
+        rows: they arrive built, and ``apply`` gives the session the driver's ``named_tuple_factory``, which
+        the fast path routes to them; the dataclass rows' own factory for the fast path's dataclass rows)."""
         return getattr(importlib.import_module(self.module), self.attr)
 
     @property
     def fastpath(self) -> str | None:
-        """``rows=`` of ``pyfactories.fastpath.enable``, for the fast path's factories."""
-        return self.rows if self.family == "fastpath" else None
+        """The fast path's kind of decoded rows (``pyfactories.fastpath.handler``), for its factories:
+        ``named`` or ``dict``, or ``tuple`` for rows a row factory builds from the decoded tuples."""
+        if self.family != "fastpath":
+            return None
+        return self.rows if self.rows in _BUILT_WHILE_DECODING else "tuple"
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -86,26 +95,25 @@ class Factory:
         """Make ``session`` return rows of this factory from its next query on."""
         if _fastpath_enabled(session):
             _fastpath_module().disable(session)
-        if self.fastpath:
-            fastpath = _fastpath_module()
-            _set_default_row_factory(session, _named_tuple_factory())
-            fastpath.enable(session, rows=self.fastpath)
+        if not self.fastpath:
+            _set_default_row_factory(session, self.row_factory)
+        elif self.fastpath in _BUILT_WHILE_DECODING:
+            # the fast path builds these for requests that name the driver's default factory
+            _set_default_row_factory(session, named_tuple_factory)
+            _fastpath_module().enable(session, rows=self.fastpath)
         else:
             _set_default_row_factory(session, self.row_factory)
+            _fastpath_module().enable(session)
 
 
-def _set_default_row_factory(session: Session, factory: Callable[[Any, Any], Any]) -> None:
+_BUILT_WHILE_DECODING = ("named", "dict")
+
+
+def _set_default_row_factory(session: Session, row_factory: Callable[[Any, Any], Any]) -> None:
     if session.cluster._config_mode == _legacy_mode():
-        session.row_factory = factory
+        session.row_factory = row_factory
     else:
-        session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = factory
-
-
-def _named_tuple_factory() -> Callable[[Any, Any], Any]:
-    """The driver's default factory: the one whose requests get the rows ``fastpath.enable`` names."""
-    from cassandra.query import named_tuple_factory
-
-    return named_tuple_factory
+        session.cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].row_factory = row_factory
 
 
 def _driver(name: str, attr: str, rows: str, short: str, color: str, *extra: str) -> Factory:
@@ -135,20 +143,34 @@ _PF_DICT = _ours("pf_dict", "dict_factory", "dict", "pf_dict", "#2ca02c", "dict"
 _PF_ODICT = _ours("pf_ordered_dict", "ordered_dict_factory", "ordered", "pf_odict", "#17becf", "ordered_dict",
                   "py_ordered_dict")
 
+_HANDWRITTEN = "dataclass_handwritten"
+_DC_HAND = Factory(_HANDWRITTEN, "profiling.typed", "handwritten_dataclass_rows", "driver", "class", "dc_hand",
+                   "hand-written `Row(**row._asdict())`", "#bcbd22")
+_PF_CLASS = Factory("class_row", "profiling.typed", "dataclass_rows", "pyfactories", "class", "pf_class",
+                    "`class_row` (slotted dataclass)", "#1a55a0", _HANDWRITTEN, "py_class_row")
+_PY_CLASS = Factory("py_class_row", "profiling.typed", "py_dataclass_rows", "python", "class", "py_class",
+                    "pure-Python `class_row`", "#c5b0d5", _HANDWRITTEN)
+_FP_CLASS = Factory("fastpath_class", "profiling.typed", "dataclass_rows", "fastpath", "class", "fp_class",
+                    "fast path, dataclass rows", "#6a3d9a", _HANDWRITTEN)
+
 #: Every factory, in the order tables list them: the driver's, ours, the fast path, the twins.
 FACTORIES: tuple[Factory, ...] = (
     _driver("tuple", "tuple_factory", "tuple", "tuple", "#7f7f7f", "pyfactories.tuple_factory"),
     _driver("named_tuple", "named_tuple_factory", "named", "named", "#d62728"),
     _driver("dict", "dict_factory", "dict", "dict", "#ff7f0e"),
     _driver("ordered_dict", "ordered_dict_factory", "ordered", "odict", "#e377c2"),
+    _DC_HAND,
     _PF_NAMED,
     _PF_DICT,
     _PF_ODICT,
+    _PF_CLASS,
     _fast("named", "fp_named", "#9467bd", "named_tuple"),
     _fast("dict", "fp_dict", "#8c564b", "dict"),
+    _FP_CLASS,
     _twin(_PF_NAMED, "#aec7e8"),
     _twin(_PF_DICT, "#98df8a"),
     _twin(_PF_ODICT, "#9edae5"),
+    _PY_CLASS,
 )
 BY_NAME: dict[str, Factory] = {f.name: f for f in FACTORIES}
 #: The reference every ratio is taken against.

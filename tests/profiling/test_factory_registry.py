@@ -8,6 +8,7 @@ from cassandra import query
 
 import pyfactories
 from profiling import factories as registry
+from profiling import typed
 from profiling.__main__ import build_parser, main, options
 from pyfactories import _python
 
@@ -46,8 +47,14 @@ def test_the_callables_are_the_ones_named():
     assert registry.resolve("fastpath_named").row_factory is query.tuple_factory
     for f in registry.of_family("pyfactories"):
         twin = registry.BY_NAME[f.twin]
-        assert twin.family == "python" and twin.row_factory is getattr(_python, f.attr)
-        assert twin.counterpart == f.counterpart and registry.BY_NAME[f.counterpart].family == "driver"
+        assert twin.family == "python" and twin.counterpart == f.counterpart
+        assert registry.BY_NAME[f.counterpart].family == "driver"
+        if f.module == "pyfactories":
+            assert twin.row_factory is getattr(_python, f.attr)
+    assert registry.resolve("class_row").row_factory is typed.dataclass_rows
+    assert registry.resolve("fastpath_class").row_factory is typed.dataclass_rows
+    assert registry.resolve("py_class_row").row_factory is typed.py_dataclass_rows
+    assert [f.fastpath for f in registry.of_family("fastpath")] == ["named", "dict", "tuple"]
 
 
 def test_custom_factories_and_errors():
