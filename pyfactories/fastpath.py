@@ -224,4 +224,6 @@ def cache_info() -> dict[str, tuple[int, int]]:
 
 # Request timers that cost the same at any number of requests in flight (pyfactories.connection):
 # ``Cluster(..., **fastpath.cluster_options())``.
-from .connection import cluster_options  # noqa: E402
+from . import connection as _connection  # noqa: E402
+
+cluster_options = _connection.cluster_options

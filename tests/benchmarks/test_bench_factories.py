@@ -14,7 +14,7 @@ def test_worker_times_every_factory():
     for by_name in out["samples"].values():
         assert set(by_name) == {"tuple", "copy_tuples", "named_tuple", "cached_named_tuple", "dict", "pf_dict",
                                 "ordered_dict", "pf_ordered_dict", "py_cached_named_tuple", "py_dict",
-                                "py_ordered_dict"}
+                                "py_ordered_dict", "dataclass_handwritten", "class_row", "py_class_row"}
         assert all(len(v) == spec["rounds"] and min(v) > 0 for v in by_name.values())
 
 

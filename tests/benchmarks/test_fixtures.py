@@ -7,9 +7,12 @@ from cassandra.protocol import ProtocolHandler
 from cassandra.query import dict_factory, named_tuple_factory
 
 from benchmarks import bench_decode, capture, fixtures
-from profiling.factories import offline
+from profiling import typed
+from profiling.factories import BY_NAME, offline
 
 NAMES = fixtures.names()
+#: What each fast-path kind of rows must equal: the driver's factory on the driver's decoded rows.
+EXPECTED = {"named": named_tuple_factory, "dict": dict_factory, "class": typed.handwritten_dataclass_rows}
 
 
 def test_every_capture_has_its_fixture():
@@ -56,8 +59,7 @@ def test_fastpath_decodes_to_the_drivers_rows():
         for choice, (decode, factory) in decoders.items():
             step = bench_decode.make_step(decode, fx)
             rows = step(factory, fx.body)
-            expected = (named_tuple_factory if choice == "fastpath_named" else dict_factory)(
-                drv.column_names, drv.parsed_rows)
+            expected = EXPECTED[BY_NAME[choice].rows](drv.column_names, drv.parsed_rows)
             assert rows == expected, (name, choice)
 
 

@@ -91,7 +91,8 @@ def test_factory_only_times_the_registry_and_the_copy_baseline():
     names = list(timed)
     # the reading order of the tables: each driver factory, then ours replacing it; the twins last
     assert names == ["tuple", "copy_tuples", "named_tuple", "cached_named_tuple", "dict", "pf_dict", "ordered_dict",
-                     "pf_ordered_dict", "py_cached_named_tuple", "py_dict", "py_ordered_dict"]
+                     "pf_ordered_dict", "dataclass_handwritten", "class_row", "py_cached_named_tuple", "py_dict",
+                     "py_ordered_dict", "py_class_row"]
     assert names == bench_factories.order(names)
     assert names[:2] == [REFERENCE, bench_factories.COPY] and timed[bench_factories.COPY] is bench_factories.copy_tuples
     assert [n for n in names if n != bench_factories.COPY] == grouped(offline())

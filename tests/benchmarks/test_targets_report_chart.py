@@ -16,6 +16,15 @@ def test_factory_targets_pass_on_the_limits():
     assert {v.status for v in vs} == {"PASS"}
     assert _status(vs, "100x10 mixed", "dict / pf_dict") == ("PASS", 2.5)  # exactly the limit
     assert _status(vs, "1x10 mixed", "named_tuple / cached_named_tuple") == ("PASS", 250.0)
+    assert _status(vs, "200x10 mixed", "class_row / cached_named_tuple") == ("PASS", 3.0)  # exactly the limit
+    assert _status(vs, "200x10 mixed", "dataclass_handwritten / class_row")[0] == "PASS"
+
+
+def test_dataclass_row_targets_miss_and_say_so():
+    vs = targets.factory_only(samples.results(scale={"class_row": 1.01})["factory_only"])
+    assert _status(vs, "200x10 mixed", "class_row / cached_named_tuple")[0] == "MISS"
+    vs = targets.factory_only(samples.results(scale={"dataclass_handwritten": 0.5})["factory_only"])
+    assert _status(vs, "200x10 mixed", "dataclass_handwritten / class_row") == ("MISS", 300_000 * 0.5 / 33_000)
 
 
 def test_factory_targets_miss_and_say_so():

@@ -160,10 +160,12 @@ def statements(texts: list[str]) -> list[str]:
 # Factories
 # ---------------------------------------------------------------------------------------------
 
-# By the rows they make ("tuple", "named", "dict", "ordered"), from the project's factory registry.
-DRIVER = {f.rows: f.row_factory for f in registry.of_family("driver")}
+# By the rows they make ("tuple", "named", "dict", "ordered"), from the project's factory registry: the
+# driver's factories and ours that take any column list (typed rows, which need a class of the columns,
+# have tests of their own: test_class_rows*.py).
+DRIVER = {f.rows: f.row_factory for f in registry.of_family("driver") if f.module == "cassandra.query"}
 IMPLEMENTATIONS = {"c": _speedups, "py": _python}
-OURS = {f.rows: f.attr for f in registry.of_family("pyfactories")}
+OURS = {f.rows: f.attr for f in registry.of_family("pyfactories") if f.module == "pyfactories"}
 
 
 # The fast path's test sessions (rows = named or dict), by the factory the session itself is configured

@@ -18,7 +18,7 @@ from pathlib import Path
 from cassandra import OperationTimedOut
 from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
-from cassandra.query import SimpleStatement, dict_factory, named_tuple_factory
+from cassandra.query import SimpleStatement, named_tuple_factory
 
 from profiling.cluster import Contact, open_cluster
 from profiling.cluster import profile as cluster_profile
@@ -137,7 +137,7 @@ def test_same_rows_as_the_driver(sessions, method):
 def test_same_rows_with_the_fast_path_on_top(sessions, clusters):
     if not fastpath.AVAILABLE:
         pytest.fail(f"the fast path is off in this build: {fastpath.UNAVAILABLE_REASON}")
-    cluster = clusters.cluster(row_factory=dict_factory, **fastpath.cluster_options())
+    cluster = clusters.cluster(**fastpath.cluster_options())
     session = cluster.connect()
     assert fastpath.enable(session, rows="named")
     for method in METHODS:
