@@ -3,8 +3,9 @@
 The driver's ``ResultSet.was_applied`` refuses every row factory but its own
 three (it compares by identity), so with ours it raises ``RuntimeError``. The
 answer does not depend on the factory: a conditional statement's result has
-the ``[applied]`` column first, so it is item 0 of a tuple-like row, or the
-``[applied]`` key of a mapping row.
+the ``[applied]`` column first, so it is item 0 of a tuple-like row, the
+``[applied]`` key of a mapping row, or the ``applied`` attribute (the driver's
+cleaned name of the column) of a typed row (``class_row``).
 """
 
 from __future__ import annotations
@@ -36,4 +37,8 @@ def was_applied(result: Any) -> bool:
         return bool(row[APPLIED])
     if isinstance(row, tuple):
         return bool(row[0])
-    raise TypeError(f"cannot read [applied] from a row of type {type(row).__name__}")
+    try:
+        return bool(row.applied)
+    except AttributeError:
+        raise TypeError(f"cannot read [applied] from a row of type {type(row).__name__} "
+                        "(a typed row needs a field named applied)") from None

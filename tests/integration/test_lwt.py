@@ -1,12 +1,16 @@
 """Lightweight transactions: ``pyfactories.was_applied`` says what the server says, with every factory
 (ours, the driver's, the fast path); and what the driver's own ``ResultSet.was_applied`` does with each."""
 
+import dataclasses
+
 import pytest
+from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.query import BatchStatement, SimpleStatement
 
 import pyfactories
+from pyfactories import _python, _speedups
 
-from .support import DRIVER, KS, assert_same_rows, values_of
+from .support import DRIVER, KS, Target, assert_same_rows, values_of
 
 pytestmark = pytest.mark.integration
 
@@ -104,3 +108,41 @@ def test_was_applied_for_batches(clusters, schema, config):
     if config in DRIVER_WAS_APPLIED_WORKS:
         with pytest.raises(RuntimeError, match="No LWT were present in the BatchStatement"):
             rs.was_applied  # noqa: B018
+
+
+@dataclasses.dataclass(slots=True)
+class Outcome:
+    """A typed row of the conditional statements above: ``[applied]`` cleans to ``applied``."""
+
+    applied: bool
+    k: str | None = None
+    v: int | None = None
+    note: str | None = None
+
+
+@dataclasses.dataclass
+class NoApplied:
+    v: int | None = None
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["driver_path", "fastpath"])
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_was_applied_with_typed_rows(clusters, schema, impl, fast):
+    module = _speedups if impl == "c" else _python
+    base = clusters.fast_target(5, "default", "named") if fast else clusters.target(5, "profile", "driver.named")
+    typed = Target(base.session, {"execution_profile": base.session.execution_profile_clone_update(
+        EXEC_PROFILE_DEFAULT, row_factory=module.class_row(Outcome))})
+    key = schema.key(f"lwtt{impl}{int(fast)}")
+    for text, params, applied, shows in STEPS:
+        cql = text.format(t=f"{KS}.lwt")
+        rs = typed.execute(SimpleStatement(cql), tuple(key if p == "K" else p for p in params))
+        [row] = rs.current_rows
+        assert type(row) is Outcome and row.applied is applied
+        assert pyfactories.was_applied(rs) is applied
+        for name, value in (shows or {}).items():
+            assert getattr(row, name) == value
+    bare = Target(base.session, {"execution_profile": base.session.execution_profile_clone_update(
+        EXEC_PROFILE_DEFAULT, row_factory=module.class_row(NoApplied, extra="ignore"))})
+    rs = bare.execute(SimpleStatement(f"UPDATE {KS}.lwt SET v = 1 WHERE k = %s IF EXISTS"), (key,))
+    with pytest.raises(TypeError, match="a typed row needs a field named applied"):
+        pyfactories.was_applied(rs)
