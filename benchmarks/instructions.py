@@ -1,0 +1,111 @@
+"""Instructions per query under callgrind: a steadier measure than CPU time where per-round ratios spread.
+
+    python -m benchmarks.instructions --workload pages --factories tuple,fastpath_class --queries 40,120
+
+For each factory, the client runs the end-to-end workload (``benchmarks.e2e_workloads``) twice under
+``valgrind --tool=callgrind``, once with each number of queries after the same warm-up; the
+instructions per query are the difference of the two runs' totals (all threads: the caller and the
+driver's event loop) over the difference in queries, so start-up, connecting, preparing and warming
+up cancel out. Instructions do not depend on what else runs on the machine; they count work, not
+time (cache misses and waits are not in them). Each factory's figure is printed as a ratio to
+``tuple_factory``'s, with ``--json`` for the record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any, Sequence
+
+WARMUP_QUERIES = 20
+_TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.M)
+
+
+def child(argv: Sequence[str]) -> int:
+    """In the process callgrind runs: connect, apply the factory, warm up, run the queries, exit."""
+    from profiling.cluster import Contact, connect
+    from profiling.factories import resolve
+
+    from . import dataset
+    from .e2e_workloads import WORKLOADS, Runner
+
+    workload, factory, queries, hosts, port = argv
+    cluster, session = connect(Contact(hosts.split(","), int(port)), **dataset.CONNECT_OPTIONS)
+    try:
+        resolve(factory).apply(session)
+        runner = Runner(session, WORKLOADS[workload])
+        runner.measure(WARMUP_QUERIES, factory)
+        runner.measure(int(queries), factory)
+    finally:
+        cluster.shutdown()
+    return 0
+
+
+def instructions(workload: str, factory: str, queries: int, hosts: str, port: int) -> int:
+    """Total instructions of one client run under callgrind (all threads)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=no",
+               sys.executable, "-m", __spec__.name if __spec__ else "benchmarks.instructions", "--child",
+               workload, factory, str(queries), hosts, str(port)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"callgrind run failed ({done.returncode}): {done.stderr[-2000:]}")
+        with open(out) as f:
+            found = _TOTALS.search(f.read())
+    if not found:
+        raise RuntimeError(f"no instruction total in the callgrind output of {factory}")
+    return int(found.group(1))
+
+
+def per_query(totals: dict[int, int]) -> float:
+    """Instructions per query from ``{queries: total}`` of two runs."""
+    (n1, t1), (n2, t2) = sorted(totals.items())
+    return (t2 - t1) / (n2 - n1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        return child(argv[1:])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", default="pages", help="an end-to-end workload (benchmarks.e2e_workloads)")
+    ap.add_argument("--factories", default="tuple,fastpath_named,fastpath_class",
+                    help="comma-separated factory names (tuple is always included, as the reference)")
+    ap.add_argument("--queries", default="40,120", help="the two run lengths, in queries")
+    ap.add_argument("--hosts", help="comma-separated contact points (default: the local node)")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    from profiling.cluster import reach
+    from profiling.factories import REFERENCE
+
+    lengths = sorted({int(q) for q in args.queries.split(",")})
+    if len(lengths) != 2:
+        raise SystemExit("--queries takes two different run lengths")
+    names = [REFERENCE] + [f for f in args.factories.split(",") if f and f != REFERENCE]
+    results: dict[str, Any] = {}
+    with reach(args.hosts) as contact:
+        hosts = ",".join(contact.hosts)
+        for name in names:
+            totals = {n: instructions(args.workload, name, n, hosts, contact.port) for n in lengths}
+            results[name] = {"totals": {str(n): t for n, t in totals.items()}, "per_query": per_query(totals)}
+            print(f"{name}: {results[name]['per_query']:,.0f} instructions per query", flush=True)
+    ref = results[REFERENCE]["per_query"]
+    print(f"\n| factory | instructions per query ({args.workload}) | vs. {REFERENCE} |\n|---|--:|--:|")
+    for name, r in results.items():
+        r["ratio"] = r["per_query"] / ref
+        print(f"| {name} | {r['per_query']:,.0f} | {r['ratio']:.3f}x |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"workload": args.workload, "queries": lengths, "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
