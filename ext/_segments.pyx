@@ -138,7 +138,7 @@ cdef bytes _header(codec, payload_length, uncompressed_length, is_self_contained
     if is_self_contained:
         header_data |= 1 << flag_offset
     cdef int n = 5 if compression else 3
-    cdef uint64_t low = header_data & ((1 << (8 * n)) - 1)
+    cdef uint64_t low = header_data & (((<uint64_t>1) << (8 * n)) - 1)
     out = PyBytes_FromStringAndSize(NULL, n + 3)
     cdef char *p = PyBytes_AS_STRING(out)
     _put_le(p, low, n)
