@@ -270,7 +270,7 @@ cdef bint _process(conn) except -1:
         data = bytes(data)
     if conn._is_checksumming_enabled:
         codec = conn._segment_codec
-        if not codec_is_standard(codec):
+        if type(codec) is not SegmentCodec and not codec_is_standard(codec):
             _driver_process_io_buffer(conn)
             return False
         _segments(conn, buffers, raw, data, codec)
