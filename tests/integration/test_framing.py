@@ -110,3 +110,15 @@ def test_a_node_side_error_is_the_drivers(sessions):
     for session in sessions.values():  # and the connection keeps working
         assert session.execute(f"SELECT c FROM {KEYSPACE}.blobs WHERE k = 1 AND c = 0").one().c == 0
     assert not any(conn.is_defunct for conn in _connections(sessions["ours"]))
+
+
+def test_the_asyncio_class_same_rows(sessions, contact):
+    version = sessions["ours"].cluster.protocol_version
+    cluster, session = connect(contact, connection_class=connection.TimerQueueAsyncioConnection,
+                               protocol_version=version, row_factory=named_tuple_factory, compression=False)
+    try:
+        assert all(type(c) is connection.TimerQueueAsyncioConnection for c in _connections(session))
+        query = SimpleStatement(f"SELECT * FROM {KEYSPACE}.blobs WHERE k = 1", fetch_size=ROWS + 1)
+        assert list(session.execute(query).current_rows) == list(sessions["driver"].execute(query).current_rows)
+    finally:
+        cluster.shutdown()
