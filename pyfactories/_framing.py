@@ -14,11 +14,14 @@ own code would find it. Errors are the driver's: ``ProtocolError`` for a frame o
 protocol version or a negative length, ``CrcMismatchException`` (with ``CrcException``'s
 message) for a bad checksum, each given to ``connection.defunct``.
 
-Two deliberate differences: every whole frame is delivered at once (the driver holds back the
-second frame of a segment while the next segment is incomplete), and the first bad segment stops
-the call (the driver goes on delivering frames already decoded to the defunct connection); a
-compressed codec waits for a stored-uncompressed segment's last two bytes (the driver's
-``SegmentHeader.segment_length`` counts its header two bytes short).
+Deliberate differences, all where the driver's loop misbehaves: every whole frame is delivered at
+once (the driver holds back the next frame of a segment while the following segment is
+incomplete); a read that ends within a segment's first 6 bytes keeps them (the driver's loses
+them, then fails the next segment's CRC); the first bad segment stops the call (the driver goes
+on delivering frames already decoded to the defunct connection); a compressed codec waits for a
+stored-uncompressed segment's last two bytes (the driver's ``SegmentHeader.segment_length``
+counts its header two bytes short). A ``process_msg`` that raises (it catches ``Exception``
+itself, so only a ``BaseException``) leaves the read's bytes in the buffer, delivered ones too.
 """
 
 from __future__ import annotations

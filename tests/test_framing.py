@@ -416,3 +416,15 @@ def test_our_connection_classes_use_the_compiled_framing():
     assert type(connection.our_codec(drv.SegmentCodec())) is connection.framing.SegmentCodec
     other = type("Other", (drv.SegmentCodec,), {})()
     assert connection.our_codec(other) is other
+
+
+def test_without_extensions_the_connection_reads_with_the_twin():
+    import os
+    import subprocess
+    import sys
+
+    code = ("from pyfactories import connection as c; "
+            "print(c.framing.__name__, c.TimerQueueLibevConnection.process_io_buffer.__module__)")
+    env = {**os.environ, "PYFACTORIES_NO_EXTENSIONS": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["pyfactories._framing", "pyfactories._framing"]
