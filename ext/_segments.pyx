@@ -13,8 +13,11 @@
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int16_t, int32_t, int8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
+from cpython.buffer cimport PyBUF_READ
+from cpython.memoryview cimport PyMemoryView_FromMemory
 
 from io import BytesIO
+from zlib import crc32 as _zlib_crc32
 
 from cassandra import DriverException, ProtocolVersion
 from cassandra import segment as _segment
@@ -104,6 +107,16 @@ cdef uint32_t _crc32(const unsigned char *p, Py_ssize_t n, uint32_t value) noexc
     return ~crc
 
 
+cdef Py_ssize_t ZLIB_FROM = 512  # from this length zlib's CRC-32 (vectorised) is faster than the table's
+
+
+cdef uint32_t _checksum(const unsigned char *p, Py_ssize_t n, uint32_t value) except? 0:
+    """CRC-32 of ``p[:n]``: the table's for short payloads, zlib's (the same function) for long ones."""
+    if n < ZLIB_FROM:
+        return _crc32(p, n, value)
+    return _zlib_crc32(PyMemoryView_FromMemory(<char *>p, n, PyBUF_READ), value)
+
+
 cdef inline void _put_le(char *out, uint64_t v, int n) noexcept nogil:
     cdef int i
     for i in range(n):
@@ -122,7 +135,7 @@ def crc32(data, value):
     go to ``zlib``."""
     if type(data) is not bytes or not 0 <= value <= 0xFFFFFFFF:
         return _segment.compute_crc32(data, value)
-    return _crc32(<const unsigned char *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), value)
+    return _checksum(<const unsigned char *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), value)
 
 
 cdef bytes _header(codec, payload_length, uncompressed_length, is_self_contained):
@@ -163,7 +176,7 @@ cdef bytes _plain_segments(bytes msg):
         _put_le(p, header, 3)
         _put_le(p + 3, _crc24(header, 3), 3)
         memcpy(p + 6, src + start, length)
-        _put_le(p + 6 + length, _crc32(src + start, length, CRC32_INITIAL), 4)
+        _put_le(p + 6 + length, _checksum(src + start, length, CRC32_INITIAL), 4)
         p += 10 + length
         start += length
     return out
@@ -302,30 +315,71 @@ cdef int _peek(conn, bytes data, Py_ssize_t pos, Py_ssize_t size, raw, Py_ssize_
     return _frame_in(conn, data, pos, size, end)
 
 
+cdef Py_ssize_t _need(const unsigned char *p, Py_ssize_t avail) noexcept:
+    """The whole length of the frame whose first ``avail`` bytes are at ``p``; -1 when its header
+    is incomplete or one :func:`_frame_in` reports."""
+    cdef int32_t body
+    if avail < 9 or not SUPPORTED[p[0] & 0x7F] or (p[0] & 0x7F) < 3:
+        return -1
+    body = <int32_t>((<uint32_t>p[5] << 24) | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 8) | p[8])
+    return -1 if body < 0 else 9 + <Py_ssize_t>body
+
+
+cdef Py_ssize_t _need_in_buffer(cql, Py_ssize_t had):
+    """:func:`_need` of the frame begun in the driver's cql frame buffer, read without copying it
+    (a copy now would be copied again by the next ``write``)."""
+    if had < 9:
+        return -1
+    view = cql.getbuffer()
+    try:
+        head = bytes(view[:9])
+    finally:
+        view.release()
+    return _need(<const unsigned char *>PyBytes_AS_STRING(head), 9)
+
+
 cdef _segments(conn, buffers, raw, bytes data, codec):
     """The v5 loop: segments in order, each checked, their payloads joined to the pending frame
-    bytes, every complete frame delivered; the first bad segment or frame defuncts the connection."""
+    bytes, every complete frame delivered; the first bad segment or frame defuncts the connection.
+
+    A frame larger than a read waits in ``parts`` (after the cql frame buffer's bytes when
+    ``from_cql``) until all ``need`` bytes are there, so its bytes are joined once, not once a
+    segment."""
     cdef bint compression = bool(codec.compression)
     cdef int hlen = 5 if compression else 3
     cdef Py_ssize_t size = PyBytes_GET_SIZE(data), pos = 0, fpos = 0, end = 0, plen, ulen, start
+    cdef Py_ssize_t need = -1, waiting = 0
     cdef const unsigned char *p
     cdef uint64_t header
     cdef uint32_t expected, actual
     cdef int got
     cql = buffers._cql_frame_buffer
-    frames = cql.getvalue()
-    if type(frames) is not bytes:
-        frames = bytes(frames)
-    cdef bint had = PyBytes_GET_SIZE(frames) > 0, changed = False
+    cdef Py_ssize_t had = cql.tell()
+    cdef bint from_cql = False, changed = False
+    parts = None
+    frames = b""
+    if had:
+        need = _need_in_buffer(cql, had)
+        if need > had:
+            from_cql, parts, waiting = True, [], had
+        else:
+            frames = cql.getvalue()
+            if type(frames) is not bytes:
+                frames = bytes(frames)
     while True:
-        while True:  # frames already whole
-            got = _frame_in(conn, frames, fpos, PyBytes_GET_SIZE(frames), &end)
-            if got < 0:
-                return
-            if got == 0:
-                break
-            fpos = end
-            changed = True
+        if parts is None:
+            while True:  # frames already whole
+                got = _frame_in(conn, frames, fpos, PyBytes_GET_SIZE(frames), &end)
+                if got < 0:
+                    return
+                if got == 0:
+                    break
+                fpos = end
+                changed = True
+            need = _need(<const unsigned char *>PyBytes_AS_STRING(frames) + fpos, PyBytes_GET_SIZE(frames) - fpos)
+            if need > 0:  # a frame that is not whole yet: wait for all of it
+                parts, waiting = [frames[fpos:]], PyBytes_GET_SIZE(frames) - fpos
+                frames, fpos = b"", 0
         if size - pos < hlen + 3:
             break
         p = <const unsigned char *>PyBytes_AS_STRING(data) + pos
@@ -341,32 +395,43 @@ cdef _segments(conn, buffers, raw, bytes data, codec):
             break
         start = pos + hlen + 3
         expected = _le32(p + hlen + 3 + plen)
-        actual = _crc32(p + hlen + 3, plen, CRC32_INITIAL)
+        actual = _checksum(p + hlen + 3, plen, CRC32_INITIAL)
         if actual != expected:
             defunct_with(conn, CrcMismatchException(PAYLOAD_CRC_MISMATCH.format(expected, actual), conn.endpoint))
             return
         pos = start + plen + 4
+        changed = True
         if compression and ulen > 0:
             payload = codec.decompress(data[start:start + plen], ulen)
             if type(payload) is not bytes:
                 payload = bytes(payload)
-            frames = frames[fpos:] + payload
-            fpos = 0
-            changed = True
-        elif fpos < PyBytes_GET_SIZE(frames):
-            frames = frames[fpos:] + data[start:start + plen]
-            fpos = 0
-            changed = True
-        else:
+        elif parts is None and fpos == PyBytes_GET_SIZE(frames):
             fpos = _frames_in_place(conn, data, start, start + plen)
             if fpos < 0:
                 return
             frames = data[fpos:start + plen]
             fpos = 0
-            changed = True
+            continue
+        else:
+            payload = data[start:start + plen]
+        if parts is None:
+            frames = frames[fpos:] + payload
+            fpos = 0
+            continue
+        parts.append(payload)
+        waiting += PyBytes_GET_SIZE(payload)
+        if waiting >= need:
+            frames = b"".join(([cql.getvalue()] if from_cql else []) + parts)
+            fpos, parts, from_cql = 0, None, False
     if pos:
         keep(buffers, "_io_buffer", data, pos)
-    if changed and (had or fpos < PyBytes_GET_SIZE(frames)):
+    if parts is not None:
+        if from_cql:
+            for part in parts:  # appended: the bytes already there are not copied
+                cql.write(part)
+        else:
+            keep(buffers, "_cql_frame_buffer", b"".join(parts), 0)
+    elif changed and (had or fpos < PyBytes_GET_SIZE(frames)):
         keep(buffers, "_cql_frame_buffer", frames, fpos)
 
 
