@@ -428,3 +428,33 @@ def test_without_extensions_the_connection_reads_with_the_twin():
     env = {**os.environ, "PYFACTORIES_NO_EXTENSIONS": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["pyfactories._framing", "pyfactories._framing"]
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_ours_takes_over_the_drivers_buffers_mid_stream(framing, big):
+    """The driver's loop leaves a frame in its cql frame buffer (held back, or half of a large one);
+    ours, reading on from there, delivers everything, once, in order."""
+    theirs, ours, codec = connections(framing, 5, True, False)
+    bodies = [b"a" * 30, b"b" * (2 * MAX if big else 40), b"c" * 50]
+    frames_bytes = [frame(5, i, body) for i, body in enumerate(bodies)]
+    out = io.BytesIO()
+    if big:
+        codec._encode_segment(out, frames_bytes[0], True)
+        first_part = frames_bytes[1][:MAX]
+        codec._encode_segment(out, first_part, False)
+        cut = len(out.getvalue())
+        for i in range(MAX, len(frames_bytes[1]), MAX):
+            codec._encode_segment(out, frames_bytes[1][i:i + MAX], False)
+    else:
+        codec._encode_segment(out, frames_bytes[0] + frames_bytes[1], True)
+        cut = len(out.getvalue()) + 8  # and the next segment's header: the driver holds frame 1 back
+    codec._encode_segment(out, frames_bytes[2], True)
+    data = out.getvalue()
+    theirs.feed(data[:cut])
+    assert len(theirs.frames()) == 1 and theirs._io_buffer.readable_cql_frame_bytes() > 0
+    ours._io_buffer, theirs._io_buffer = theirs._io_buffer, None  # the same buffers, now read by ours
+    ours._io_buffer._connection = ours
+    ours.events = list(theirs.events)
+    ours.feed(data[cut:])
+    assert ours.events == expected_events(frames_bytes)
+    assert ours._io_buffer.readable_cql_frame_bytes() == 0 and ours._iobuf.getvalue() == b""
