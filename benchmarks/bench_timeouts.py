@@ -65,9 +65,32 @@ def _rows() -> list[tuple]:
              "x" * (i % 20), i * 7, i / 3) for i in range(KEYS)]
 
 
-def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: list[int] | None) -> None:
-    """One configuration's process: connect, then run ``("run", n, in_flight)`` segments as asked,
-    answering ``(cpu_s, wall_s)``; ``("stop",)`` shuts down."""
+SELECT = f"SELECT * FROM {KEYSPACE}.inserts WHERE k = ?"
+SELECT_KEYS = 1000  # the "select" workload's rows, written first: every select answers one row
+
+
+def _requests(session: Any, workload: str, rows: list[tuple]) -> Any:
+    """``i -> bound statement`` of a workload: "insert" (a 10-column row), or "select" (one of
+    :data:`SELECT_KEYS` rows, the fast path's named rows)."""
+    insert = session.prepare(INSERT)
+    if workload == "insert":
+        return lambda i: insert.bind(rows[i % KEYS])
+    from cassandra.concurrent import execute_concurrent_with_args
+
+    from pyfactories import fastpath
+
+    execute_concurrent_with_args(session, insert, rows[:SELECT_KEYS], concurrency=100, raise_on_first_error=True)
+    if not fastpath.enable(session, rows="named"):
+        raise RuntimeError(f"the fast path is off: {fastpath.UNAVAILABLE_REASON}")
+    select = session.prepare(SELECT)
+    return lambda i: select.bind((i % SELECT_KEYS,))
+
+
+def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: list[int] | None,
+            setup: tuple[str, Any] | None = None, workload: str = "insert") -> None:
+    """One configuration's process (``setup``: its ``CONFIGS`` entry): connect, then run
+    ``("run", n, in_flight)`` segments of ``workload`` as asked, answering ``(cpu_s, wall_s)``;
+    ``("stop",)`` shuts down."""
     try:
         pin([os.getpid()], client_cpus)  # before connecting: the event loop thread inherits it
         import importlib
@@ -75,15 +98,14 @@ def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: li
         from profiling.cluster import Contact, connect
         from profiling.patterns import PATTERNS, SESSION_TIMEOUT, Context
 
-        where, timeout = CONFIGS[config]
+        where, timeout = setup or CONFIGS[config]
         module, name = where.split(":")
         cls = getattr(importlib.import_module(module), name)
         cluster, session = connect(Contact(hosts, port), connection_class=cls, protocol_version=5,
                                    compression=False, connect_timeout=30.0)
         for ddl in SCHEMA:
             session.execute(ddl, timeout=60.0)
-        stmt = session.prepare(INSERT)
-        rows = _rows()
+        make = _requests(session, workload, _rows())
         body = PATTERNS["callback_full_pipeline"].body
         request_timeout = SESSION_TIMEOUT if timeout == "default" else timeout
         start = 0
@@ -93,7 +115,7 @@ def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: li
             if msg[0] == "stop":
                 break
             _, n, in_flight = msg
-            ctx = Context(session, lambda i: stmt.bind(rows[i % KEYS]), concurrency=in_flight,
+            ctx = Context(session, make, concurrency=in_flight,
                           stop_on_error=True, timeout=MEASURE_TIMEOUT_S, request_timeout=request_timeout)
             gc.collect()
             c0, w0 = time.process_time(), time.perf_counter()
@@ -113,18 +135,20 @@ def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: li
 class Workers:
     """One process per configuration, started (and pinned) at once, asked in turn."""
 
-    def __init__(self, hosts: list[str], port: int, client_cpus: list[int] | None) -> None:
+    def __init__(self, hosts: list[str], port: int, client_cpus: list[int] | None,
+                 configs: dict[str, tuple[str, Any]] = CONFIGS, workload: str = "insert") -> None:
         ctx = multiprocessing.get_context("spawn")
         self.pipes, self.procs, self.info = {}, {}, {}
-        for config in CONFIGS:
+        for config, setup in configs.items():
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, config, hosts, port, client_cpus), daemon=True)
+            proc = ctx.Process(target=_worker, args=(child, config, hosts, port, client_cpus, setup, workload),
+                               daemon=True)
             proc.start()
             self.pipes[config], self.procs[config] = parent, proc
-        for config in CONFIGS:
+        for config in configs:
             _, cls, default_timeout = self._answer(config, "ready")
             self.info[config] = {"connection_class": cls, "session_default_timeout": default_timeout,
-                                 "request_timeout": CONFIGS[config][1]}
+                                 "request_timeout": configs[config][1], "workload": workload}
 
     def _answer(self, config: str, expected: str) -> tuple:
         msg = self.pipes[config].recv()
@@ -153,9 +177,12 @@ class Workers:
                 proc.terminate()
 
 
-def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, say=print) -> dict[str, Any]:
-    """Interleaved rounds at ``in_flight`` chains: figures per configuration, ratios to the driver's."""
-    names = list(CONFIGS)
+def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, say=print,
+                names: Sequence[str] = tuple(CONFIGS), bases: Sequence[str] = ("driver", "no timeout")
+                ) -> dict[str, Any]:
+    """Interleaved rounds at ``in_flight`` chains of the configurations ``names``: figures per
+    configuration, ratios to each of ``bases``."""
+    names = list(names)
     probe = max(2_000, 4 * in_flight)
     for name in names:  # the unrecorded warm-up round, which also sizes the segments
         _, wall = workers.measure(name, probe, in_flight)
@@ -178,7 +205,7 @@ def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, s
             "cpu_us_rounds": [x * 1e6 for x in cpu[name]],
             "requests_per_s_rounds": qps[name],
             **{f"{metric}_vs_{base.replace(' ', '_')}": _ratio(series[name], series[base])
-               for base in ("driver", "no timeout") for metric, series in (("cpu", cpu), ("qps", qps))},
+               for base in bases for metric, series in (("cpu", cpu), ("qps", qps))},
         }
     return {"in_flight": in_flight, "requests_per_round": n, "rounds": rounds, "results": results}
 
@@ -188,32 +215,51 @@ def _ratio(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     return {"median": paired_ratio(a, b), "range": [min(per_round), max(per_round)] if per_round else None}
 
 
-def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
+def server_pids(spec: dict[str, Any], say=print) -> tuple[list[int], dict[str, Any]]:
+    """The node's PIDs to pin (``--server-pid``, else the local node's), and ``spec`` saying when none."""
     servers = list(spec.get("server_pids") or [])
     if not servers and spec.get("local"):
-        from profiling.node import server_pids
+        from profiling.node import server_pids as local_pids
 
-        servers = server_pids()
+        servers = local_pids()
     if spec.get("server_cpus") and not servers:
-        say("timeouts: the server is not a node this machine runs (name its PID: --server-pid); not pinned")
+        say("the server is not a node this machine runs (name its PID: --server-pid); not pinned")
         spec = {**spec, "server_cpus": None, "not_pinned": "no server PID"}
+    return servers, spec
+
+
+def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
+    servers, spec = server_pids(spec, say)
     pinned = pin(servers, spec.get("server_cpus"))
+    try:
+        cases, info = measure_cases(spec, hosts, port, CONFIGS, "insert", spec["in_flight"], ("driver", "no timeout"),
+                                    say)
+    finally:
+        unpin(pinned, pids=servers)
+    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "method": METHOD}
+
+
+def measure_cases(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
+                  workload: str, in_flight: Sequence[int], bases: Sequence[str], say=print
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One process per configuration for ``workload``, measured at each level of ``in_flight``."""
     workers = None
     try:
-        workers = Workers(hosts, port, spec.get("client_cpus"))
+        workers = Workers(hosts, port, spec.get("client_cpus"), configs, workload)
         classes = ", ".join(f"{c} = {i['connection_class']}" for c, i in workers.info.items())
-        say(f"timeouts: {classes}{reference.pinning_words(spec)}")
-        cases = [bench_level(workers, f, spec["rounds"], spec["round_s"], say) for f in spec["in_flight"]]
-        info = workers.info
+        say(f"{workload}: {classes}{reference.pinning_words(spec)}")
+        cases = [bench_level(workers, f, spec["rounds"], spec["round_s"], say, list(configs), bases)
+                 for f in in_flight]
+        return cases, workers.info
     finally:
         if workers is not None:
             workers.close()
-        unpin(pinned, pids=servers)
-    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases,
-            "method": ("one process per configuration, taking turns round by round (order rotated); client CPU "
-                       "per request = time.process_time() delta of that process (all threads) / requests; "
-                       "throughput = requests / wall second; medians over rounds; ratios = median of per-round "
-                       "ratios, with their range")}
+
+
+METHOD = ("one process per configuration, taking turns round by round (order rotated); client CPU "
+          "per request = time.process_time() delta of that process (all threads) / requests; "
+          "throughput = requests / wall second; medians over rounds; ratios = median of per-round "
+          "ratios, with their range")
 
 
 def render(section: dict[str, Any]) -> str:
@@ -240,8 +286,9 @@ def render(section: dict[str, Any]) -> str:
     ]) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = cli.bench_parser("benchmarks.bench_timeouts", __doc__, SIZES)
+def parser(prog: str, doc: str | None) -> Any:
+    """The options of this benchmark (and of ``bench_framing``)."""
+    ap = cli.bench_parser(prog, doc, SIZES)
     ap.add_argument("--hosts", help="comma-separated contact points (default PYFACTORIES_HOSTS, else the local node)")
     ap.add_argument("--port", type=int)
     ap.add_argument("--rounds", type=int, help="default: 5 (quick), 11 (full)")
@@ -253,20 +300,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-pid", type=int, action="append", metavar="PID",
                     help="the PID of a node on this machine that the project did not start (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="pin nothing")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def spec_of(args: Any) -> dict[str, Any]:
     pair = None if args.no_pin else reference.cpus()
     size = SIZES[args.size]
-    spec = {"size": args.size, "rounds": args.rounds or size["rounds"], "round_s": args.round_seconds or size["round_s"],
+    return {"size": args.size, "rounds": args.rounds or size["rounds"],
+            "round_s": args.round_seconds or size["round_s"],
             "in_flight": [int(x) for x in args.in_flight.split(",")],
             "client_cpus": None if args.no_pin else args.client_cpus or (pair and pair[0]),
             "server_cpus": None if args.no_pin else args.server_cpus or (pair and pair[1]),
             "server_pids": args.server_pid}
+
+
+def main(argv: list[str] | None = None, module: Any = None) -> int:
+    """Run ``module``'s ``run`` and ``render`` (this module's by default) with these options."""
+    module = module or sys.modules[__name__]
+    args = parser(module.__name__, module.__doc__).parse_args(argv)
+    spec = spec_of(args)
     from profiling.cluster import reach
 
     with reach(args.hosts, args.port) as contact:
         spec["local"] = contact.local
-        section = run(spec, list(contact.hosts), contact.port)
-    cli.print_and_save(section, render, args.json)
+        section = module.run(spec, list(contact.hosts), contact.port)
+    cli.print_and_save(section, module.render, args.json)
     return 0
 
 

@@ -17,6 +17,11 @@ still creates no timer. Heartbeats do not use timers (they run on their own thre
 * :class:`TimerQueueLibevConnection` (``LibevConnection``): one reactor timer of ours on the
   driver's libev loop, re-armed by a prepare watcher of ours before the loop blocks;
 * :class:`TimerQueueAsyncioConnection` (``AsyncioConnection``): one ``loop.call_at`` handle.
+
+Both also read their bytes with :class:`CompiledFraming`: the v4 frames and v5 segments a read
+brought are cut, checked and handed to the driver's ``process_msg`` in C
+(``pyfactories._segments``; its pure-Python twin ``pyfactories._framing`` under
+``PYFACTORIES_NO_EXTENSIONS=1``), and v5 segments are encoded with compiled checksums.
 """
 
 from __future__ import annotations
@@ -26,11 +31,18 @@ import time
 import warnings
 from typing import Any, Callable
 
+from cassandra import segment
 from cassandra.connection import Connection
 
+from ._impl import name as _impl_name
 from ._timers import INF, TimerHandle, TimerService
 
-__all__ = ["TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
+__all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
+
+if _impl_name == "cython":
+    from . import _segments as framing
+else:
+    from . import _framing as framing
 
 _attach_lock = threading.Lock()
 
@@ -106,6 +118,33 @@ class AsyncioTimers:
         self._arm()
 
 
+class CompiledFraming:
+    """A connection mixin: the driver's read loop (``process_io_buffer``) and v5 segment codec
+    (``_segment_codec``, set when the handshake turns checksumming on) from :mod:`framing`; the
+    frames, segments, bytes and errors are the driver's."""
+
+    process_io_buffer = framing.process_io_buffer
+
+    def _enable_checksumming(self) -> None:
+        super()._enable_checksumming()  # type: ignore[misc]
+        self._segment_codec = our_codec(self._segment_codec)
+
+
+_codecs: dict[tuple[Any, Any], Any] = {}
+
+
+def our_codec(codec: Any) -> Any:
+    """Ours in place of the driver's ``SegmentCodec`` (same compressor and decompressor); any other
+    codec is kept."""
+    if type(codec) is not segment.SegmentCodec:
+        return codec
+    key = (codec.compressor, codec.decompressor)
+    ours = _codecs.get(key)
+    if ours is None:
+        ours = _codecs[key] = framing.SegmentCodec(*key)
+    return ours
+
+
 def _libev() -> tuple[Any, Any, str | None]:
     """(the driver's libevreactor module, LibevConnection, why not) ."""
     try:
@@ -142,8 +181,9 @@ def libev_timers() -> LibevTimers:
         return _libev_timers
 
 
-class TimerQueueLibevConnection(_LibevBase):  # type: ignore[misc,valid-type]
-    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers`."""
+class TimerQueueLibevConnection(CompiledFraming, _LibevBase):  # type: ignore[misc,valid-type]
+    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers` and
+    :class:`CompiledFraming`."""
 
     @classmethod
     def initialize_reactor(cls) -> None:
@@ -164,8 +204,9 @@ class TimerQueueLibevConnection(_LibevBase):  # type: ignore[misc,valid-type]
         return timers.service.add(timeout, callback)
 
 
-class TimerQueueAsyncioConnection(_AsyncioBase):  # type: ignore[misc,valid-type]
-    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers`."""
+class TimerQueueAsyncioConnection(CompiledFraming, _AsyncioBase):  # type: ignore[misc,valid-type]
+    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers` and
+    :class:`CompiledFraming`."""
 
     _pyfactories_timers: AsyncioTimers | None = None
 

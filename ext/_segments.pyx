@@ -1,0 +1,449 @@
+"""Protocol framing in C: the v5 segment codec's checksums, and the connection's read loop.
+
+* :func:`crc24` / :func:`crc32`: the checksums of ``cassandra.segment`` (``compute_crc24``, the
+  driver's polynomial and initial value, table-driven here instead of a bit loop per byte;
+  ``compute_crc32``, zlib's CRC-32 by slicing-by-8).
+* :class:`SegmentCodec`: the driver's ``SegmentCodec`` with those checksums; its bytes, segment
+  headers and errors (``CrcException`` and its message) are the driver's.
+* :func:`process_io_buffer`: the driver's ``Connection.process_io_buffer`` (v4 frames, and v5
+  segments once checksumming is on), a method of :mod:`pyfactories.connection`'s classes.
+  Its pure-Python twin is :mod:`pyfactories._framing`, which documents the algorithm.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int16_t, int32_t, int8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from cpython.buffer cimport PyBUF_READ
+from cpython.memoryview cimport PyMemoryView_FromMemory
+
+from io import BytesIO
+from zlib import crc32 as _zlib_crc32
+
+from cassandra import DriverException, ProtocolVersion
+from cassandra import segment as _segment
+from cassandra.connection import Connection, CrcMismatchException, ProtocolError, _Frame
+
+from pyfactories._framing import SegmentCodec as _PySegmentCodec
+from pyfactories._framing import (
+    HEADER_CRC_MISMATCH, NEGATIVE_BODY, PAYLOAD_CRC_MISMATCH, UNSUPPORTED_VERSION, codec_is_standard, defunct_with,
+    keep, raise_short_read, switched,
+)
+
+cdef uint32_t CRC24_INIT = _segment.CRC24_INIT
+cdef uint32_t CRC24_POLY = _segment.CRC24_POLY
+cdef uint32_t CRC32_INITIAL = _segment.CRC32_INITIAL
+cdef Py_ssize_t MAX_PAYLOAD = _segment.Segment.MAX_PAYLOAD_LENGTH
+cdef uint32_t CRC24_TABLE[256]
+cdef uint32_t CRC32_TABLE[8][256]
+cdef bint SUPPORTED[128]
+
+_CrcException = _segment.CrcException
+_SegmentHeader = _segment.SegmentHeader
+_driver_process_io_buffer = Connection.process_io_buffer
+
+
+cdef void _init_tables():
+    cdef uint32_t c
+    cdef int i, k
+    for i in range(256):
+        c = (<uint32_t>i) << 16
+        for k in range(8):
+            c <<= 1
+            if c & 0x1000000:
+                c ^= CRC24_POLY
+        CRC24_TABLE[i] = c & 0xFFFFFF
+        c = i
+        for k in range(8):
+            c = (c >> 1) ^ (0xEDB88320 if c & 1 else 0)
+        CRC32_TABLE[0][i] = c
+    for i in range(256):
+        for k in range(1, 8):
+            c = CRC32_TABLE[k - 1][i]
+            CRC32_TABLE[k][i] = (c >> 8) ^ CRC32_TABLE[0][c & 0xFF]
+    for i in range(128):
+        SUPPORTED[i] = i in ProtocolVersion.SUPPORTED_VERSIONS
+
+
+_init_tables()
+
+
+cdef inline uint32_t _crc24(uint64_t data, int length) noexcept nogil:
+    cdef uint32_t crc = CRC24_INIT
+    cdef int i
+    for i in range(length):
+        crc = ((crc << 8) & 0xFFFFFF) ^ CRC24_TABLE[((crc >> 16) ^ <uint32_t>(data & 0xFF)) & 0xFF]
+        data >>= 8
+    return crc
+
+
+cdef inline uint32_t _le32(const unsigned char *p) noexcept nogil:
+    return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline uint64_t _le(const unsigned char *p, int n) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(n):
+        v |= (<uint64_t>p[i]) << (8 * i)
+    return v
+
+
+cdef uint32_t _crc32(const unsigned char *p, Py_ssize_t n, uint32_t value) noexcept nogil:
+    cdef uint32_t crc = ~value
+    cdef uint32_t one, two
+    while n >= 8:
+        one = _le32(p) ^ crc
+        two = _le32(p + 4)
+        crc = (CRC32_TABLE[7][one & 0xFF] ^ CRC32_TABLE[6][(one >> 8) & 0xFF] ^
+               CRC32_TABLE[5][(one >> 16) & 0xFF] ^ CRC32_TABLE[4][one >> 24] ^
+               CRC32_TABLE[3][two & 0xFF] ^ CRC32_TABLE[2][(two >> 8) & 0xFF] ^
+               CRC32_TABLE[1][(two >> 16) & 0xFF] ^ CRC32_TABLE[0][two >> 24])
+        p += 8
+        n -= 8
+    while n > 0:
+        crc = CRC32_TABLE[0][(crc ^ p[0]) & 0xFF] ^ (crc >> 8)
+        p += 1
+        n -= 1
+    return ~crc
+
+
+cdef Py_ssize_t ZLIB_FROM = 512  # from this length zlib's CRC-32 (vectorised) is faster than the table's
+
+
+cdef uint32_t _checksum(const unsigned char *p, Py_ssize_t n, uint32_t value) except? 0:
+    """CRC-32 of ``p[:n]``: the table's for short payloads, zlib's (the same function) for long ones."""
+    if n < ZLIB_FROM:
+        return _crc32(p, n, value)
+    return _zlib_crc32(PyMemoryView_FromMemory(<char *>p, n, PyBUF_READ), value)
+
+
+cdef inline void _put_le(char *out, uint64_t v, int n) noexcept nogil:
+    cdef int i
+    for i in range(n):
+        out[i] = <char>((v >> (8 * i)) & 0xFF)
+
+
+def crc24(data, length):
+    """``cassandra.segment.compute_crc24(data, length)``: the CRC-24 of ``data``'s ``length`` low bytes."""
+    if not 0 <= length <= 8:
+        return _segment.compute_crc24(data, length)
+    return _crc24(<uint64_t>(data & ((1 << (8 * length)) - 1)), length)
+
+
+def crc32(data, value):
+    """``cassandra.segment.compute_crc32(data, value)`` (``zlib.crc32``) for ``bytes``; other objects
+    go to ``zlib``."""
+    if type(data) is not bytes or not 0 <= value <= 0xFFFFFFFF:
+        return _segment.compute_crc32(data, value)
+    return _checksum(<const unsigned char *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), value)
+
+
+cdef bytes _header(codec, payload_length, uncompressed_length, is_self_contained):
+    """The header and its CRC-24, as ``SegmentCodec.encode_header`` writes them (same checks)."""
+    if payload_length > MAX_PAYLOAD:
+        raise DriverException('Payload length exceed Segment.MAX_PAYLOAD_LENGTH')
+    header_data = payload_length
+    flag_offset = codec.FLAG_OFFSET
+    compression = codec.compression
+    if compression:
+        header_data |= uncompressed_length << flag_offset
+        flag_offset += 17
+    if is_self_contained:
+        header_data |= 1 << flag_offset
+    cdef int n = 5 if compression else 3
+    cdef uint64_t low = header_data & (((<uint64_t>1) << (8 * n)) - 1)
+    out = PyBytes_FromStringAndSize(NULL, n + 3)
+    cdef char *p = PyBytes_AS_STRING(out)
+    _put_le(p, low, n)
+    _put_le(p + n, _crc24(low, n), 3)
+    return out
+
+
+cdef bytes _plain_segments(bytes msg):
+    """``encode`` of an uncompressed codec: every segment (header, CRC-24, payload, CRC-32) in one ``bytes``."""
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(msg)
+    cdef Py_ssize_t count = 1 if size <= MAX_PAYLOAD else (size + MAX_PAYLOAD - 1) // MAX_PAYLOAD
+    cdef bint self_contained = count == 1
+    out = PyBytes_FromStringAndSize(NULL, size + count * 10)
+    cdef char *p = PyBytes_AS_STRING(out)
+    cdef const unsigned char *src = <const unsigned char *>PyBytes_AS_STRING(msg)
+    cdef Py_ssize_t start = 0, length
+    cdef uint64_t header
+    cdef Py_ssize_t i
+    for i in range(count):
+        length = min(MAX_PAYLOAD, size - start)
+        header = <uint64_t>length | ((<uint64_t>1 << 17) if self_contained else 0)
+        _put_le(p, header, 3)
+        _put_le(p + 3, _crc24(header, 3), 3)
+        memcpy(p + 6, src + start, length)
+        _put_le(p + 6 + length, _checksum(src + start, length, CRC32_INITIAL), 4)
+        p += 10 + length
+        start += length
+    return out
+
+
+class SegmentCodec(_PySegmentCodec):
+    """The driver's ``SegmentCodec`` with compiled checksums: the same bytes, headers, segments and
+    errors (``decode`` and the compressed path are the twin's, whose CRC-32 is zlib's)."""
+
+    def _header_bytes(self, payload_length, uncompressed_length, is_self_contained):
+        return _header(self, payload_length, uncompressed_length, is_self_contained)
+
+    def encode(self, buffer, msg):
+        if type(msg) is bytes and not self.compression:
+            buffer.write(_plain_segments(msg))
+        else:
+            _PySegmentCodec.encode(self, buffer, msg)
+
+    def decode_header(self, buffer):
+        cdef bint compression = bool(self.compression)
+        cdef int n = 5 if compression else 3
+        data = buffer.read(n + 3)
+        if type(data) is not bytes:
+            data = bytes(data)
+        if len(data) < n + 3:
+            raise_short_read(1)  # raises the driver's error
+        cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
+        cdef uint64_t header = _le(p, n)
+        cdef uint32_t expected = <uint32_t>_le(p + n, 3)
+        cdef uint32_t actual = _crc24(header, n)
+        if actual != expected:
+            raise _CrcException(HEADER_CRC_MISMATCH.format(header, expected, actual))
+        cdef Py_ssize_t payload_length, uncompressed_length
+        payload_length = header & MAX_PAYLOAD
+        header >>= 17
+        if compression:
+            uncompressed_length = header & MAX_PAYLOAD
+            header >>= 17
+        else:
+            uncompressed_length = -1
+        return _SegmentHeader(payload_length, uncompressed_length, (header & 1) == 1)
+
+
+# --- the read loop -------------------------------------------------------------------------------
+
+cdef int _frame_in(object conn, bytes buf, Py_ssize_t start, Py_ssize_t stop,
+                   Py_ssize_t *end) except -2:
+    """Deliver the frame at ``buf[start:stop]`` if it is complete (1, ``end`` set past it), say it is
+    not yet (0), or defunct the connection with the driver's ``ProtocolError`` (-1)."""
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(buf) + start
+    cdef Py_ssize_t avail = stop - start
+    cdef int version, flags, op, header_size
+    cdef int stream
+    cdef int32_t body
+    if avail <= 0:
+        return 0
+    version = p[0] & 0x7F
+    if not SUPPORTED[version]:
+        defunct_with(conn, ProtocolError(UNSUPPORTED_VERSION % version))
+        return -1
+    header_size = 9 if version >= 3 else 8
+    if avail < header_size:
+        return 0
+    flags = p[1]
+    if version >= 3:
+        stream = <int16_t>((p[2] << 8) | p[3])
+        op = p[4]
+        p += 5
+    else:
+        stream = <int8_t>p[2]
+        op = p[3]
+        p += 4
+    body = <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3])
+    if body < 0:
+        defunct_with(conn, ProtocolError(NEGATIVE_BODY % body))
+        return -1
+    if avail - header_size < body:
+        return 0
+    end[0] = start + header_size + body
+    frame = _Frame(version, flags, stream, op, header_size, header_size + body)
+    payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(buf) + start + header_size, body)
+    conn.process_msg(frame, payload)
+    return 1
+
+
+def process_io_buffer(self):
+    """The driver's ``Connection.process_io_buffer``: deliver every complete frame in what was read
+    to ``process_msg(frame, body)`` (a ``cassandra.connection._Frame``, the body ``bytes``), keep
+    the rest for the next read; a bad frame or segment defuncts the connection with the driver's
+    error. Segments are decoded with :class:`SegmentCodec`'s checksums, as many as complete."""
+    while _process(self):
+        pass
+
+
+cdef bint _process(conn) except -1:
+    """One pass; true when the connection switched to segments under it (the handshake's last
+    frame), so the rest must be read again as segments."""
+    if conn._current_frame is not None:
+        conn._current_frame = None  # headers are read from the bytes each time
+    buffers = conn._io_buffer
+    raw = buffers._io_buffer
+    data = raw.getvalue()
+    if type(data) is not bytes:
+        data = bytes(data)
+    if conn._is_checksumming_enabled:
+        codec = conn._segment_codec
+        if type(codec) is not SegmentCodec and not codec_is_standard(codec):
+            _driver_process_io_buffer(conn)
+            return False
+        _segments(conn, buffers, raw, data, codec)
+        return False
+    cdef Py_ssize_t pos = 0, end = 0, size = PyBytes_GET_SIZE(data)
+    cdef bint may_switch = ProtocolVersion.has_checksumming_support(conn.protocol_version)
+    cdef int got
+    while True:
+        got = _frame_in(conn, data, pos, size, &end) if not may_switch else _peek(conn, data, pos, size, raw, &end)
+        if got != 1:
+            if pos:
+                keep(buffers, "_io_buffer", data, pos)
+            return False
+        pos = end
+        if may_switch and switched(conn, buffers, raw):
+            return True
+
+
+cdef int _peek(conn, bytes data, Py_ssize_t pos, Py_ssize_t size, raw, Py_ssize_t *end) except -2:
+    """:func:`_frame_in` where the frame may switch the connection to segments: the io buffer's
+    position is first set past the frame, where the driver's would be when it switches."""
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data) + pos
+    cdef Py_ssize_t avail = size - pos
+    cdef int32_t body
+    if avail >= 9 and SUPPORTED[p[0] & 0x7F] and (p[0] & 0x7F) >= 3:
+        body = <int32_t>((<uint32_t>p[5] << 24) | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 8) | p[8])
+        if 0 <= body <= avail - 9:
+            raw.seek(pos + 9 + body)
+    return _frame_in(conn, data, pos, size, end)
+
+
+cdef Py_ssize_t _need(const unsigned char *p, Py_ssize_t avail) noexcept:
+    """The whole length of the frame whose first ``avail`` bytes are at ``p``; -1 when its header
+    is incomplete or one :func:`_frame_in` reports."""
+    cdef int32_t body
+    if avail < 9 or not SUPPORTED[p[0] & 0x7F] or (p[0] & 0x7F) < 3:
+        return -1
+    body = <int32_t>((<uint32_t>p[5] << 24) | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 8) | p[8])
+    return -1 if body < 0 else 9 + <Py_ssize_t>body
+
+
+cdef Py_ssize_t _need_in_buffer(cql, Py_ssize_t had):
+    """:func:`_need` of the frame begun in the driver's cql frame buffer, read without copying it
+    (a copy now would be copied again by the next ``write``)."""
+    if had < 9:
+        return -1
+    view = cql.getbuffer()
+    try:
+        head = bytes(view[:9])
+    finally:
+        view.release()
+    return _need(<const unsigned char *>PyBytes_AS_STRING(head), 9)
+
+
+cdef _segments(conn, buffers, raw, bytes data, codec):
+    """The v5 loop: segments in order, each checked, their payloads joined to the pending frame
+    bytes, every complete frame delivered; the first bad segment or frame defuncts the connection.
+
+    A frame larger than a read waits in ``parts`` (after the cql frame buffer's bytes when
+    ``from_cql``) until all ``need`` bytes are there, so its bytes are joined once, not once a
+    segment."""
+    cdef bint compression = bool(codec.compression)
+    cdef int hlen = 5 if compression else 3
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), pos = 0, fpos = 0, end = 0, plen, ulen, start
+    cdef Py_ssize_t need = -1, waiting = 0
+    cdef const unsigned char *p
+    cdef uint64_t header
+    cdef uint32_t expected, actual
+    cdef int got
+    cql = buffers._cql_frame_buffer
+    cdef Py_ssize_t had = cql.tell()
+    cdef bint from_cql = False, changed = False
+    parts = None
+    frames = b""
+    if had:
+        need = _need_in_buffer(cql, had)
+        if need > had:
+            from_cql, parts, waiting = True, [], had
+        else:
+            frames = cql.getvalue()
+            if type(frames) is not bytes:
+                frames = bytes(frames)
+    while True:
+        if parts is None:
+            while True:  # frames already whole
+                got = _frame_in(conn, frames, fpos, PyBytes_GET_SIZE(frames), &end)
+                if got < 0:
+                    return
+                if got == 0:
+                    break
+                fpos = end
+                changed = True
+            need = _need(<const unsigned char *>PyBytes_AS_STRING(frames) + fpos, PyBytes_GET_SIZE(frames) - fpos)
+            if need > 0:  # a frame that is not whole yet: wait for all of it
+                parts, waiting = [frames[fpos:]], PyBytes_GET_SIZE(frames) - fpos
+                frames, fpos = b"", 0
+        if size - pos < hlen + 3:
+            break
+        p = <const unsigned char *>PyBytes_AS_STRING(data) + pos
+        header = _le(p, hlen)
+        expected = <uint32_t>_le(p + hlen, 3)
+        actual = _crc24(header, hlen)
+        if actual != expected:
+            defunct_with(conn, CrcMismatchException(HEADER_CRC_MISMATCH.format(header, expected, actual), conn.endpoint))
+            return
+        plen = header & MAX_PAYLOAD
+        ulen = (header >> 17) & MAX_PAYLOAD if compression else -1
+        if size - pos < hlen + 3 + plen + 4:
+            break
+        start = pos + hlen + 3
+        expected = _le32(p + hlen + 3 + plen)
+        actual = _checksum(p + hlen + 3, plen, CRC32_INITIAL)
+        if actual != expected:
+            defunct_with(conn, CrcMismatchException(PAYLOAD_CRC_MISMATCH.format(expected, actual), conn.endpoint))
+            return
+        pos = start + plen + 4
+        changed = True
+        if compression and ulen > 0:
+            payload = codec.decompress(data[start:start + plen], ulen)
+            if type(payload) is not bytes:
+                payload = bytes(payload)
+        elif parts is None and fpos == PyBytes_GET_SIZE(frames):
+            fpos = _frames_in_place(conn, data, start, start + plen)
+            if fpos < 0:
+                return
+            frames = data[fpos:start + plen]
+            fpos = 0
+            continue
+        else:
+            payload = data[start:start + plen]
+        if parts is None:
+            frames = frames[fpos:] + payload
+            fpos = 0
+            continue
+        parts.append(payload)
+        waiting += PyBytes_GET_SIZE(payload)
+        if waiting >= need:
+            frames = b"".join(([cql.getvalue()] if from_cql else []) + parts)
+            fpos, parts, from_cql = 0, None, False
+    if pos:
+        keep(buffers, "_io_buffer", data, pos)
+    if parts is not None:
+        if from_cql:
+            for part in parts:  # appended: the bytes already there are not copied
+                cql.write(part)
+        else:
+            keep(buffers, "_cql_frame_buffer", b"".join(parts), 0)
+    elif changed and (had or fpos < PyBytes_GET_SIZE(frames)):
+        keep(buffers, "_cql_frame_buffer", frames, fpos)
+
+
+cdef Py_ssize_t _frames_in_place(conn, bytes data, Py_ssize_t start, Py_ssize_t stop) except -2:
+    """Deliver the complete frames of one segment's payload ``data[start:stop]`` without copying
+    it; return where the incomplete rest begins, or -1 after a protocol error."""
+    cdef Py_ssize_t end = 0
+    cdef int got
+    while True:
+        got = _frame_in(conn, data, start, stop, &end)
+        if got < 0:
+            return -1
+        if got == 0:
+            return start
+        start = end
