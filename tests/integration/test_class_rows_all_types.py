@@ -1,7 +1,8 @@
-"""Typed rows through the fast path: a request whose profile names ``class_row`` gets rows of its class,
-equal field by field (values of the same types) to the hand-written conversion of the driver's named
-rows, for every CQL type of the table, through simple and prepared statements, paging, execute_async
-and execute_concurrent, on protocols v4 and v5; the other requests of the session keep their rows.
+"""Typed rows on the driver's path and through the fast path: a request whose profile names
+``class_row`` gets rows of its class, equal field by field (values of the same types) to the
+hand-written conversion of the driver's rows, for every CQL type of the table, through simple and
+prepared statements, paging, execute_async and execute_concurrent, on protocols v4 and v5; the other
+requests of the session keep their rows.
 """
 
 import dataclasses
@@ -11,6 +12,7 @@ import attrs
 import msgspec
 import pytest
 from cassandra.cluster import EXEC_PROFILE_DEFAULT
+from cassandra.protocol import ProtocolHandler
 from cassandra.query import SimpleStatement
 
 from pyfactories import _python, _speedups, fastpath
@@ -64,12 +66,16 @@ def with_profile(fast, factory):
 @pytest.mark.parametrize("protocol_version", PROTOCOLS, ids=lambda p: f"v{p}")
 @pytest.mark.parametrize("kind", ["slotted", "post_init", "attrs", "msgspec"])
 @pytest.mark.parametrize("impl", sorted(IMPLS))
-def test_class_rows_equal_the_hand_written_conversion(clusters, reference, impl, kind, protocol_version):
+@pytest.mark.parametrize("path", ["fastpath", "driver_path"])
+def test_class_rows_equal_the_hand_written_conversion(clusters, reference, path, impl, kind, protocol_version):
     fetched, keep, classes = reference[protocol_version]
     cls = classes[kind]
     factory = IMPLS[impl].class_row(cls, extra="ignore")
-    fast = clusters.fast_target(protocol_version, "default", "named")
-    target = with_profile(fast, factory)
+    if path == "fastpath":
+        session = clusters.fast_target(protocol_version, "default", "named")
+    else:
+        session = clusters.driver(protocol_version, "named")
+    target = with_profile(session, factory)
     for method in METHODS:
         theirs = fetched[method]
         ours = fetch(target, method)
@@ -82,9 +88,10 @@ def test_class_rows_equal_the_hand_written_conversion(clusters, reference, impl,
                 assert_same_value(getattr(mine, f), values[j], f"{method} row {i} field {f}")
             if kind == "post_init":
                 assert mine.seen is True
-    # the request took the fast path's plain-tuple route and kept its own factory
+    # on the fast path, the request took its plain-tuple route and kept its own factory
     rs = target.execute(SimpleStatement(ALL_TYPES.simple()))
-    assert rs.response_future._protocol_handler is fastpath.handler("tuple")
+    handler = fastpath.handler("tuple") if path == "fastpath" else ProtocolHandler
+    assert rs.response_future._protocol_handler is handler
     assert rs.response_future.row_factory is factory
 
 
