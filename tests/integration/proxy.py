@@ -16,24 +16,26 @@ class HoldingProxy:
     def __init__(self, host: str, port: int) -> None:
         self.target = (host, port)
         self.hold = threading.Event()
-        self.refusing = threading.Event()
-        self.accepted = 0  # connections let through so far
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
+        self.refusing = threading.Event()  # set while the port is closed (connections refused)
+        self._closed = False
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
-        self._threads = [threading.Thread(target=self._accept, daemon=True, name="holding-proxy")]
-        self._threads[0].start()
+        self._threads: list[threading.Thread] = []
+        self.port = self._listen(0)
 
-    def _accept(self) -> None:
+    def _listen(self, port: int) -> int:
+        self._listener = socket.create_server(("127.0.0.1", port))
+        t = threading.Thread(target=self._accept, args=(self._listener,), daemon=True, name="holding-proxy")
+        self._threads.append(t)
+        t.start()
+        return self._listener.getsockname()[1]
+
+    def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
-                client, _ = self._listener.accept()
+                client, _ = listener.accept()
             except OSError:
                 return
-            if self.refusing.is_set():
-                _close(client)  # the client sees its connection reset before any answer
-                continue
             try:
                 server = socket.create_connection(self.target)
             except OSError:
@@ -41,7 +43,6 @@ class HoldingProxy:
                 continue
             with self._lock:
                 self._pairs.append((client, server))
-                self.accepted += 1
             for src, dst, held in ((client, server, False), (server, client, True)):
                 t = threading.Thread(target=self._pump, args=(src, dst, held), daemon=True, name="holding-proxy")
                 self._threads.append(t)
@@ -63,11 +64,13 @@ class HoldingProxy:
                     pass
 
     def drop(self, refuse_for: float = 0.0) -> None:
-        """Close every connection through the proxy now; refuse new ones for ``refuse_for`` seconds
-        (in the background), then let them through again. Held answers are dropped too."""
+        """Close every connection through the proxy now; refuse new ones (the port closed) for
+        ``refuse_for`` seconds (in the background), then let them through again on the same port.
+        Held answers are dropped too."""
         if refuse_for > 0:
             self.refusing.set()
-            timer = threading.Timer(refuse_for, self.refusing.clear)
+            _close(self._listener)
+            timer = threading.Timer(refuse_for, self._reopen)
             timer.daemon = True
             timer.start()
         with self._lock:
@@ -77,7 +80,15 @@ class HoldingProxy:
                 _close(s)
         self.hold.clear()
 
+    def _reopen(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._listen(self.port)
+        self.refusing.clear()
+
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
         self.hold.clear()
         _close(self._listener)
         self.drop()
