@@ -1,9 +1,11 @@
-"""An in-process TCP proxy to the node, for tests that need a server which stops answering or goes
-away (for this proxy's clients only: the real node is never touched)."""
+"""In-process proxies to the node, for tests that need a server which stops answering, goes away or
+speaks TLS (for the proxy's clients only: the real node is never touched)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import ssl
 import threading
 import time
 
@@ -102,3 +104,60 @@ def _close(s: socket.socket) -> None:
     except OSError:
         pass
     s.close()
+
+
+class TlsProxy:
+    """A TLS-terminating proxy to the node (which has no TLS): clients speak TLS to it with the
+    server-side ``context``, it speaks plain CQL to the node. Runs an asyncio loop of its own."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext) -> None:
+        self.target = (host, port)
+        self.handshakes = 0  # TLS connections accepted
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="tls-proxy")
+        self._thread.start()
+        start = asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=context)
+        self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result(10)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.handshakes += 1
+        self._writers.add(writer)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.close()
+            return
+        self._writers.add(up_writer)
+        for src, dst in ((reader, up_writer), (up_reader, writer)):
+            task = asyncio.ensure_future(_pipe(src, dst))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _stop(self) -> None:
+        self._server.close()
+        for writer in self._writers:
+            writer.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except (OSError, ssl.SSLError):
+        pass
+    finally:
+        writer.close()
