@@ -258,7 +258,8 @@ def _drop_under_load(proxy, session, statement, n, refuse_for, profile=EXEC_PROF
 
 def test_retry_policy_on_a_dropped_connection_same_as_the_driver(proxy):
     """Requests in flight when the connection drops: the driver's ``on_request_error`` is asked the
-    same, once per request, and the requests end the same, on ours as on the driver's."""
+    same, once per request, and the requests end the same, on ours as on the driver's. A request
+    that times out on the client (our timer) asks no policy, as with the driver's timers."""
     seen = {}
     for name in sorted(CLASSES):
         policy = CountingRetry()
@@ -266,6 +267,11 @@ def test_retry_policy_on_a_dropped_connection_same_as_the_driver(proxy):
         cluster, session = _through(proxy, name, profiles={"retrying": profile})
         try:
             statement = SimpleStatement(SELECT_ONE, is_idempotent=True, consistency_level=ConsistencyLevel.ONE)
+            proxy.hold.set()
+            with pytest.raises(OperationTimedOut):
+                session.execute(statement, execution_profile="retrying", timeout=0.3)
+            proxy.hold.clear()
+            assert not policy.asked  # a client-side timeout is final in the driver: no policy is asked
             outcomes = _drop_under_load(proxy, session, statement, 20, 0.0, "retrying")
             assert all(isinstance(o, list) or isinstance(o, DRIVER_ERRORS) for o in outcomes), _kinds(outcomes)
             seen[name] = (dict(policy.asked), _kinds(outcomes))
