@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import ssl
 import subprocess
-from contextlib import nullcontext
 import threading
 import time
 import uuid
 from collections import Counter
+from contextlib import nullcontext
 
 import pytest
 from cassandra import ConsistencyLevel, OperationTimedOut
@@ -369,6 +369,9 @@ def _threads_left(before, within=3.0):
 
 
 def test_node_goes_away_and_comes_back_same_as_the_driver(proxy):
+    """50 requests in flight when the proxy closes every connection and its port for 2 s: they end
+    at once with the driver's errors, the session reconnects (0.2 s reconnection policy) and
+    answers again; after shutdown no thread is left that the driver's class does not leave."""
     seen, left = {}, {}
     for name in sorted(CLASSES):
         before = _threads()
