@@ -326,12 +326,32 @@ def test_damaged_streams_fail_as_the_drivers(framing, seed, version, segmented, 
     for chunk in chunks(data, rnd, small):
         ours.feed(chunk)
     theirs.feed(data)  # one read (see test_frames_delivered_are_the_drivers)
-    assert ours.errors() == theirs.errors()[:1]
+    expected = theirs.errors()[:1]
+    if how == "truncate" and compressed and [e[1] for e in expected] == [struct.error]:
+        # the driver counts a segment stored uncompressed 2 bytes short (see the README): a stream cut
+        # within its last 2 bytes has it decode the segment before all of it is there
+        expected = []
+    assert ours.errors() == expected
     if ours.errors():
         assert ours.events[-1] == ours.errors()[0]  # nothing after the error
         assert ours.errors()[0][1] in (CrcMismatchException, ProtocolError)
     shorter, longer = sorted([ours.frames(), theirs.frames()], key=len)
     assert longer[:len(shorter)] == shorter  # the driver may hold back the last frames of a segment
+
+
+@pytest.mark.parametrize("missing", [1, 2])
+def test_a_compressed_stream_segment_stored_uncompressed_waits_for_its_last_bytes(framing, missing):
+    """A small frame is stored uncompressed in a compressed stream; the read ends ``missing`` bytes
+    short of its segment. The driver, which counts that segment 2 bytes short, decodes it already
+    and defuncts on its truncated CRC-32; ours waits, and delivers the frame with the rest."""
+    theirs, ours, codec = connections(framing, 5, True, True)
+    data = segments(codec, [frame(5, 7, b"x")], random.Random(0))
+    for conn in (theirs, ours):
+        conn.feed(data[:-missing])
+    assert [e[1] for e in theirs.errors()] == [struct.error]
+    assert ours.events == []
+    ours.feed(data[-missing:])
+    assert ours.events == expected_events([frame(5, 7, b"x")])
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -7,10 +7,8 @@ the server's answers back, next to the driver's own connection class through the
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -24,6 +22,7 @@ from profiling.cluster import Contact, open_cluster
 from profiling.cluster import profile as cluster_profile
 from pyfactories import connection, fastpath
 
+from .proxy import HoldingProxy
 from .support import METHODS, Target, assert_same_fetch, fetch
 
 pytestmark = pytest.mark.integration
@@ -32,59 +31,6 @@ REPO = Path(__file__).resolve().parents[2]
 KS_TIMERS = "timers"  # this module's own keyspace
 SLOW = "SELECT * FROM system_schema.columns"
 LATE_S = 0.25  # how late a timeout may fire on a shared 2-CPU machine (the driver's and ours alike)
-
-
-class HoldingProxy:
-    """A TCP proxy to the node; while ``hold`` is set, the server's answers wait in the proxy
-    (a server that stops answering, for this proxy's clients only)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.target = (host, port)
-        self.hold = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._sockets: list[socket.socket] = [self._listener]
-        self._threads = [threading.Thread(target=self._accept, daemon=True, name="holding-proxy")]
-        self._threads[0].start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            self._sockets += [client, server]
-            for src, dst, held in ((client, server, False), (server, client, True)):
-                t = threading.Thread(target=self._pump, args=(src, dst, held), daemon=True, name="holding-proxy")
-                self._threads.append(t)
-                t.start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, held: bool) -> None:
-        try:
-            while data := src.recv(65536):
-                while held and self.hold.is_set():
-                    time.sleep(0.005)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.hold.clear()
-        for s in self._sockets:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-        for t in self._threads:
-            t.join(5)
 
 
 @pytest.fixture(scope="module")
