@@ -1,4 +1,4 @@
-"""Writes coalesced per event-loop iteration for the driver's libev connection.
+"""Writes coalesced per event-loop iteration for the driver's libev and asyncio connections.
 
 The driver's ``LibevConnection.push`` splits a request into 4 KiB chunks, appends them to the
 connection's ``deque`` and wakes the event loop for every request (``ev_async_send``: an eventfd
@@ -28,8 +28,12 @@ bytes again, alone, on the next try (OpenSSL's rule for retried writes); ``close
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import socket
 import ssl
+import threading
+from collections import deque
 from typing import Any
 
 from cassandra.connection import NONBLOCKING
@@ -39,6 +43,7 @@ try:
 except Exception:  # the driver raises DependencyException without its libev extension
     libevreactor = None  # and the mixin is not used
 
+log = logging.getLogger("pyfactories.connection")
 _SSL_RETRY = (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE)
 
 
@@ -113,3 +118,60 @@ class CoalescedWrites:
                     self._socket_writable = False
                     return
 
+
+
+class CoalescedAsyncioWrites:
+    """The same for the driver's ``AsyncioConnection``, whose ``push`` schedules a coroutine (a
+    task, and a wake-up of the loop from another thread) per request, and whose writer sends each
+    4 KiB chunk with its own ``sock_sendall``. Here ``push`` appends to a queue of ours and wakes
+    the writer (``call_soon_threadsafe``, or directly on the loop's thread) only when the queue was
+    empty; the writer (the driver's ``handle_write`` task, replaced) sends what the queue holds, up
+    to ``max_write_size`` bytes joined, with one ``sock_sendall``. A socket error defuncts the
+    connection as the driver's writer does; ``close()`` cancels the writer as the driver's does."""
+
+    max_write_size = CoalescedWrites.max_write_size
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._out: deque = deque()
+        self._out_lock = threading.Lock()
+        self._writes_ready = asyncio.Event()  # set on the loop's thread only
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+
+    def push(self, data: bytes) -> None:
+        with self._out_lock:
+            wake = not self._out
+            self._out.append(data)
+        if wake:
+            if self._loop_thread.ident == threading.get_ident():  # type: ignore[attr-defined]
+                self._writes_ready.set()
+            else:
+                self._loop.call_soon_threadsafe(self._writes_ready.set)  # type: ignore[attr-defined]
+
+    def _take_out(self) -> Any:
+        """Up to ``max_write_size`` bytes of the queue joined (one request if it alone is larger);
+        None when the queue is empty."""
+        cap, out = self.max_write_size, self._out
+        with self._out_lock:
+            if not out:
+                return None
+            parts = [out.popleft()]
+            size = len(parts[0])
+            while out and size + len(out[0]) <= cap:
+                size += len(out[0])
+                parts.append(out.popleft())
+        return b"".join(parts) if len(parts) > 1 else parts[0]
+
+    async def handle_write(self) -> None:
+        ready, loop = self._writes_ready, self._loop  # type: ignore[attr-defined]
+        while True:
+            try:
+                await ready.wait()
+                ready.clear()  # before draining: a push that finds the queue empty from now on sets it again
+                while (data := self._take_out()) is not None:
+                    await loop.sock_sendall(self._socket, data)  # type: ignore[attr-defined]
+            except socket.error as err:
+                log.debug("Exception in send for %s: %s", self, err)
+                self.defunct(err)  # type: ignore[attr-defined]
+                return
+            except asyncio.CancelledError:
+                return

@@ -1,20 +1,23 @@
-"""Coalesced writes (``pyfactories._writes.CoalescedWrites``) on a fake socket and loop, next to the
-driver's ``LibevConnection.push``/``handle_write`` on the same fakes."""
+"""Coalesced writes (``pyfactories._writes``): the libev connection's on a fake socket and loop, the
+asyncio connection's on a socket pair and a loop of its own; next to the driver's classes on the same."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import socket
 import ssl
 import threading
+import time
 from collections import deque
 
 import pytest
 from cassandra.connection import Connection, ConnectionShutdown
 from cassandra.io import libevreactor
+from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
 
-from pyfactories.connection import TimerQueueLibevConnection
+from pyfactories.connection import TimerQueueAsyncioConnection, TimerQueueLibevConnection
 
 CLASSES = {"driver": LibevConnection, "ours": TimerQueueLibevConnection}
 
@@ -265,3 +268,137 @@ def test_send_msg_after_close_raises_the_drivers_error(loop):
     conn.close()
     with pytest.raises(ConnectionShutdown, match="is closed"):
         conn.send_msg(object(), 1, lambda _: None)
+
+
+# --- the asyncio connection -------------------------------------------------------------------
+
+
+class CountingEvent(asyncio.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sets = 0
+
+    def set(self) -> None:
+        self.sets += 1
+        super().set()
+
+
+async def _settle() -> None:
+    """Let the tasks a test left (closings, writers) end; cancel the writers still waiting."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=1.0)
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+@pytest.fixture
+def aio_loop():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True, name="test-asyncio")
+    thread.start()
+    sockets: list[socket.socket] = []
+    yield loop, thread, sockets
+    asyncio.run_coroutine_threadsafe(_settle(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
+    for s in sockets:
+        s.close()
+
+
+def make_aio(kind: str, aio_loop):
+    """A started asyncio connection of ``kind`` on a socket pair: (connection, the peer's socket)."""
+    loop, thread, sockets = aio_loop
+    cls = AsyncioConnection if kind == "driver" else TimerQueueAsyncioConnection
+    conn = cls.__new__(cls)
+    Connection.__init__(conn, "127.0.0.1")
+    conn._loop, conn._loop_thread = loop, thread
+    mine, peer = socket.socketpair()
+    sockets += [mine, peer]
+    mine.setblocking(False)
+    conn._socket = mine
+    if kind == "driver":
+        async def queues():
+            return asyncio.Queue(), asyncio.Lock()
+        conn._write_queue, conn._write_queue_lock = asyncio.run_coroutine_threadsafe(queues(), loop).result(5)
+    else:
+        conn._out, conn._out_lock, conn._writes_ready = deque(), threading.Lock(), CountingEvent()
+    conn._read_watcher = None
+    conn._write_watcher = asyncio.run_coroutine_threadsafe(conn.handle_write(), loop)
+    return conn, peer
+
+
+def read_exactly(peer: socket.socket, n: int) -> bytes:
+    peer.settimeout(10)
+    got = bytearray()
+    while len(got) < n:
+        chunk = peer.recv(n - len(got))
+        assert chunk, "the connection's socket closed early"
+        got += chunk
+    return bytes(got)
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_asyncio_bytes_in_order_from_many_threads(aio_loop, kind):
+    conn, peer = make_aio(kind, aio_loop)
+    per_thread, threads = 300, 4
+    big = bytes(range(256)) * 1200  # larger than one write
+
+    def pusher(t: int) -> None:
+        for i in range(per_thread):
+            conn.push(t.to_bytes(1, "big") + i.to_bytes(4, "big"))
+
+    conn.push(big)
+    workers = [threading.Thread(target=pusher, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    got = read_exactly(peer, len(big) + 5 * per_thread * threads)
+    assert got[:len(big)] == big
+    rest = got[len(big):]
+    for t in range(threads):
+        mine = [rest[i:i + 5] for i in range(0, len(rest), 5) if rest[i] == t]
+        assert mine == [t.to_bytes(1, "big") + i.to_bytes(4, "big") for i in range(per_thread)]
+    conn.close()
+
+
+def test_asyncio_one_wake_up_while_the_loop_is_busy(aio_loop):
+    loop = aio_loop[0]
+    conn, peer = make_aio("ours", aio_loop)
+    busy, release = threading.Event(), threading.Event()
+    loop.call_soon_threadsafe(lambda: (busy.set(), release.wait(10)))
+    assert busy.wait(5)
+    msgs = messages(200)
+    workers = [threading.Thread(target=lambda part=msgs[t::4]: [conn.push(m) for m in part]) for t in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    release.set()
+    got = read_exactly(peer, sum(map(len, msgs)))
+    assert sorted(got[i:i + 104] for i in range(0, len(got), 104)) == sorted(msgs)
+    assert conn._writes_ready.sets == 1
+    conn.push(b"again")
+    assert read_exactly(peer, 5) == b"again"
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(5)  # the loop ran what push asked before
+    assert conn._writes_ready.sets == 2
+    conn.close()
+
+
+def test_asyncio_a_socket_error_defuncts_as_the_driver(aio_loop):
+    outcomes = {}
+    for kind in CLASSES:
+        conn, peer = make_aio(kind, aio_loop)
+        seen = _requests_errors(conn)
+        peer.close()
+        deadline = time.monotonic() + 10
+        while not conn.is_defunct and time.monotonic() < deadline:
+            conn.push(bytes(1 << 16))
+            time.sleep(0.01)
+        assert conn.is_defunct and conn.is_closed
+        assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
+        outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen])
+    assert outcomes["ours"] == outcomes["driver"]

@@ -14,23 +14,31 @@ from cassandra.query import SimpleStatement, named_tuple_factory
 
 from profiling.cluster import connect
 from pyfactories import connection, fastpath
-from pyfactories._writes import CoalescedWrites
+from pyfactories._writes import CoalescedAsyncioWrites, CoalescedWrites
 
 pytestmark = pytest.mark.integration
 
 KEYSPACE = "coalesce"  # this module's own keyspace
-OURS = connection.TimerQueueLibevConnection
+CLASSES = {"libev": connection.TimerQueueLibevConnection, "asyncio": connection.TimerQueueAsyncioConnection}
+MIXINS = {"libev": CoalescedWrites, "asyncio": CoalescedAsyncioWrites}
 WAIT_S = 120.0
 
 
-@pytest.fixture(scope="module", params=[5, 4], ids=["v5", "v4"])
+def _queued(conn) -> int:
+    return len(conn.deque if isinstance(conn, CoalescedWrites) else conn._out)
+
+
+@pytest.fixture(scope="module", params=[("libev", 5), ("libev", 4), ("asyncio", 5)],
+                ids=["libev-v5", "libev-v4", "asyncio-v5"])
 def session(request, contact):
-    cluster, session = connect(contact, connection_class=OURS, protocol_version=request.param,
+    kind, version = request.param
+    cluster, session = connect(contact, connection_class=CLASSES[kind], protocol_version=version,
                                row_factory=named_tuple_factory, compression=False)
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
     session.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.rows (run text, k int, v text, b blob, "
                     "PRIMARY KEY (run, k))", timeout=60)
+    session.coalesce_kind = kind
     yield session
     cluster.shutdown()
 
@@ -96,7 +104,8 @@ def _read_back(session, run: str) -> dict[int, tuple]:
 
 def test_our_class_coalesces(session):
     conns = [pool._connection for pool in session._pools.values()]
-    assert conns and all(type(c) is OURS and isinstance(c, CoalescedWrites) for c in conns)
+    kind = session.coalesce_kind
+    assert conns and all(type(c) is CLASSES[kind] and isinstance(c, MIXINS[kind]) for c in conns)
 
 
 def test_5000_inserts_1000_in_flight_from_4_threads(session):
@@ -113,7 +122,7 @@ def test_large_requests_among_small_ones(session):
     run = _run_id(session, "large")
     insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (run, k, v, b) VALUES (?, ?, ?, ?)")
     big = {k: random.Random(k).randbytes(1 << 20) for k in range(0, 600, 50)}
-    assert len(next(iter(big.values()))) > OURS.max_write_size
+    assert len(next(iter(big.values()))) > CLASSES[session.coalesce_kind].max_write_size
     rows = [(run, k, _value(run, k), big.get(k)) for k in range(600)]
     _insert_from_threads(session, insert, [rows[0::2], rows[1::2]], per_thread=100)
     got = _read_back(session, run)
@@ -141,8 +150,9 @@ def test_fast_path_on_top_same_rows_as_the_driver(session, contact):
         cluster.shutdown()
 
 
-def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact):
-    cluster, session = connect(contact, connection_class=OURS, protocol_version=5, compression=False)
+@pytest.mark.parametrize("kind", CLASSES)
+def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact, kind):
+    cluster, session = connect(contact, connection_class=CLASSES[kind], protocol_version=5, compression=False)
     session.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.rows (run text, k int, v text, b blob, "
                     "PRIMARY KEY (run, k))", timeout=60)
     insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (run, k, b) VALUES (?, ?, ?)")
@@ -154,7 +164,7 @@ def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact):
         future = session.execute_async(insert, ("shutdown", k, blob))
         future.add_callbacks(lambda _r: ended.release(), lambda _e: ended.release())
         futures.append(future)
-    queued = sum(len(c.deque) for c in conns)
+    queued = sum(_queued(c) for c in conns)
     t0 = time.monotonic()
     cluster.shutdown()
     took = time.monotonic() - t0
