@@ -42,9 +42,10 @@ BASES = ("driver", "uncoalesced")
 
 
 class DriverWrites(TimerQueueLibevConnection):  # type: ignore[misc,valid-type]
-    """Our timers and framing with the driver's own ``push`` and ``handle_write``."""
+    """Our timers and framing with the driver's own ``push``, ``handle_read`` and ``handle_write``."""
 
     push = LibevConnection.push
+    handle_read = LibevConnection.handle_read
     handle_write = LibevConnection.handle_write
 
 
@@ -71,7 +72,7 @@ def render(section: dict[str, Any]) -> str:
         "",
         "`insert` = prepared 10-column INSERT; `select` = prepared 1-row SELECT, fast path named rows. "
         "`driver` = the driver's LibevConnection; `uncoalesced` = TimerQueueLibevConnection with the driver's "
-        "push and handle_write; `ours` = TimerQueueLibevConnection (timers, compiled framing, coalesced writes). "
+        "push, handle_read and handle_write; `ours` = TimerQueueLibevConnection (timers, compiled framing, coalesced writes). "
         "Ratios: median of per-round ratios (their range).",
     ]) + "\n"
 

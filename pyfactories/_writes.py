@@ -12,6 +12,10 @@ the connection's write watcher) and changes only:
   it woke the loop (whose prepare watcher then starts the write watcher), or the queue holds the
   unsent rest of a write, and then the write watcher is running (the driver's loop stops it only
   when the queue is empty);
+* ``push`` on the loop's thread (a response's callback sending the next request) wakes nothing:
+  the loop's prepare watcher sees the queue before the loop blocks; and ``handle_read`` writes what
+  the callbacks of the responses it read queued before it returns, in the same loop iteration (no
+  write watcher started, no second iteration), unless the socket would block;
 * ``handle_write``: everything queued, up to :attr:`CoalescedWrites.max_write_size` bytes, goes out
   in one ``send()`` of the joined bytes; a request larger than that is sent in slices of it (views,
   not copies). The unsent rest of a write goes back to the head of the queue, so bytes leave in the
@@ -64,7 +68,15 @@ class CoalescedWrites:
             wake = not queue
             queue.append(data)
         if wake:
-            libevreactor._global_loop.notify()
+            loop = libevreactor._global_loop
+            thread = loop._thread
+            if thread is None or thread.ident != threading.get_ident():
+                loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+
+    def handle_read(self, watcher: Any, revents: int, errno: int | None = None) -> None:
+        super().handle_read(watcher, revents, errno)  # type: ignore[misc]
+        if self.deque and not self.is_closed:  # type: ignore[attr-defined]
+            self._write_queued()  # the requests the responses' callbacks sent, in this loop iteration
 
     def _take(self, cap: int) -> Any:
         """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
@@ -88,6 +100,9 @@ class CoalescedWrites:
         if revents & libevreactor.libev.EV_ERROR:
             super().handle_write(watcher, revents, errno)  # type: ignore[misc]
             return
+        self._write_queued()
+
+    def _write_queued(self) -> None:
         cap, lock, queue = self.max_write_size, self._deque_lock, self.deque
         for _ in range(self.max_writes_per_event):
             with lock:

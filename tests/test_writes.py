@@ -28,6 +28,7 @@ class FakeLoop:
     def __init__(self) -> None:
         self.notified = 0
         self.destroyed: list[object] = []
+        self._thread: threading.Thread | None = None  # the loop's thread: none started
 
     def notify(self) -> None:
         self.notified += 1
@@ -37,10 +38,12 @@ class FakeLoop:
 
 
 class FakeSocket:
-    """Takes at most ``room`` bytes per ``send`` (None: all), or raises the next of ``errors``."""
+    """Takes at most ``room`` bytes per ``send`` (None: all), or raises the next of ``errors``;
+    ``recv`` gives ``incoming`` once."""
 
     def __init__(self, room: int | None = None) -> None:
         self.room = room
+        self.incoming = b""
         self.sends: list[bytes] = []
         self.errors: list[BaseException] = []
         self.closed = False
@@ -52,6 +55,10 @@ class FakeSocket:
         n = len(data) if self.room is None else min(self.room, len(data))
         self.sends.append(data[:n])
         return n
+
+    def recv(self, _size: int) -> bytes:
+        data, self.incoming = self.incoming, b""
+        return data
 
     @property
     def received(self) -> bytes:
@@ -194,6 +201,43 @@ def test_pushes_while_a_write_is_pending_wake_nobody(loop):
     conn._socket.room = None
     drain(conn)
     assert conn._socket.received == b"x" * 100 + b"y" * 5
+
+
+def test_a_push_on_the_loops_thread_wakes_nothing(loop):
+    conn = make("ours")
+    loop._thread = threading.current_thread()
+    conn.push(b"from a callback")
+    assert loop.notified == 0 and list(conn.deque) == [b"from a callback"]
+    other = threading.Thread(target=lambda: (conn.deque.clear(), conn.push(b"from another thread")))
+    other.start()
+    other.join()
+    assert loop.notified == 1
+
+
+class Replying:
+    """A connection whose responses' callbacks each send a request (as a callback chain does)."""
+
+    def process_io_buffer(self) -> None:
+        data = self._iobuf.getvalue()
+        self._iobuf.seek(0)
+        self._iobuf.truncate()
+        for byte in data:
+            self.push(b"next " + bytes([byte]))
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_requests_sent_by_callbacks_leave_with_the_read(loop, kind):
+    cls = type(f"Replying{kind}", (Replying, CLASSES[kind]), {})
+    conn = cls.__new__(cls)
+    Connection.__init__(conn, "127.0.0.1")
+    conn.deque, conn._deque_lock, conn._socket = deque(), threading.Lock(), FakeSocket()
+    conn._socket.incoming = b"abc"
+    conn.handle_read(None, 0)
+    expected = [b"next a", b"next b", b"next c"]
+    if kind == "ours":
+        assert conn._socket.sends == [b"".join(expected)] and not conn.deque
+    else:  # the driver waits for the write watcher its loop starts
+        assert conn._socket.sends == [] and list(conn.deque) == expected
 
 
 @pytest.mark.parametrize("kind", CLASSES)

@@ -15,7 +15,8 @@ RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "writ
 
 def test_uncoalesced_is_ours_with_the_drivers_writes():
     cls = bench_writes.DriverWrites
-    assert cls.push is LibevConnection.push and cls.handle_write is LibevConnection.handle_write
+    for name in ("push", "handle_read", "handle_write"):
+        assert getattr(cls, name) is getattr(LibevConnection, name)
     assert cls.process_io_buffer is bench_writes.TimerQueueLibevConnection.process_io_buffer
     assert issubclass(bench_writes.TimerQueueLibevConnection, CoalescedWrites)
 
