@@ -31,3 +31,15 @@ def test_every_workload_level_and_configuration_is_in_the_table():
         for name, r in case["results"].items():
             assert r["cpu_vs_uncoalesced"]["range"][0] <= r["cpu_vs_uncoalesced"]["median"]
             assert f"{r['cpu_us_per_request']:.1f} µs" in text
+
+
+def test_the_writes_alone_measure_both_and_leave_the_drivers_loop_as_it_was():
+    from cassandra.io import libevreactor
+
+    before = libevreactor._global_loop
+    found = bench_writes.micro(rounds=3, batches=2, batch=20)
+    assert libevreactor._global_loop is before
+    assert found["driver_us"] > 0 and found["ours_us"] > 0
+    assert found["range"][0] <= found["ratio"] <= found["range"][1]
+    assert f"ours {found['ours_us']:.2f} µs" in bench_writes.render(
+        {"config": {"rounds": 3}, "cases": [], "writes_alone": found})
