@@ -134,7 +134,6 @@ class CoalescedWrites:
                     return
 
 
-
 class CoalescedAsyncioWrites:
     """The same for the driver's ``AsyncioConnection``, whose ``push`` schedules a coroutine (a
     task, and a wake-up of the loop from another thread) per request, and whose writer sends each
