@@ -31,7 +31,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from cassandra import segment
 from cassandra.connection import Connection
@@ -126,12 +126,9 @@ def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[st
     servers, spec = bench_timeouts.server_pids(spec, say)
     spec = {**spec, "in_flight": dict(WORKLOADS)}
     pinned = pin(servers, spec.get("server_cpus"))
-    cases, info = [], {}
     try:
-        for workload, in_flight in WORKLOADS.items():
-            found, info[workload] = bench_timeouts.measure_cases(spec, hosts, port, CONFIGS, workload, [in_flight],
-                                                                 BASES, say)
-            cases += [{**case, "workload": workload} for case in found]
+        cases, info = measure_workloads(spec, hosts, port, CONFIGS, {w: [n] for w, n in WORKLOADS.items()}, BASES,
+                                        say)
         mine = pin([os.getpid()], spec.get("client_cpus"))  # the framing alone, in this process
         try:
             alone = micro(spec["rounds"])
@@ -143,17 +140,36 @@ def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[st
             "method": bench_timeouts.METHOD}
 
 
+def measure_workloads(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
+                      workloads: dict[str, Sequence[int]], bases: Sequence[str], say=print
+                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``bench_timeouts.measure_cases`` for each workload at its levels of requests in flight:
+    (the cases, each with its workload; the configurations' processes by workload)."""
+    cases, info = [], {}
+    for workload, levels in workloads.items():
+        found, info[workload] = bench_timeouts.measure_cases(spec, hosts, port, configs, workload, list(levels),
+                                                             bases, say)
+        cases += [{**case, "workload": workload} for case in found]
+    return cases, info
+
+
+def case_rows(cases: list[dict[str, Any]], bases: Sequence[str]) -> list[list[str]]:
+    """Table rows: workload, in flight, configuration, CPU/request, requests/s, CPU vs. each of
+    ``bases``, requests/s vs. the driver."""
+    rows = []
+    for case in cases:
+        for name, r in case["results"].items():
+            ratios = [r[f"cpu_vs_{base}"] for base in bases] + [r["qps_vs_driver"]]
+            rows.append([case["workload"], str(case["in_flight"]), name, f"{r['cpu_us_per_request']:.1f} µs",
+                         f"{r['requests_per_s']:.0f}", *(reference.with_range(x["median"], x["range"])
+                                                         for x in ratios)])
+    return rows
+
+
 def render(section: dict[str, Any]) -> str:
     header = ["workload", "in flight", "configuration", "CPU/request", "requests/s", "CPU vs. driver",
               "CPU vs. timers", "requests/s vs. driver"]
-    rows = []
-    for case in section["cases"]:
-        for name, r in case["results"].items():
-            rows.append([case["workload"], str(case["in_flight"]), name, f"{r['cpu_us_per_request']:.1f} µs",
-                         f"{r['requests_per_s']:.0f}",
-                         reference.with_range(r["cpu_vs_driver"]["median"], r["cpu_vs_driver"]["range"]),
-                         reference.with_range(r["cpu_vs_timers"]["median"], r["cpu_vs_timers"]["range"]),
-                         reference.with_range(r["qps_vs_driver"]["median"], r["qps_vs_driver"]["range"])])
+    rows = case_rows(section["cases"], BASES)
     cfg = section["config"]
     alone = [[name, f"{r['driver_us']:.2f} µs", f"{r['ours_us']:.2f} µs",
               reference.with_range(r["ratio"], r["range"])] for name, r in section.get("framing_alone", {}).items()]

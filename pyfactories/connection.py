@@ -21,7 +21,8 @@ still creates no timer. Heartbeats do not use timers (they run on their own thre
 Both also read their bytes with :class:`CompiledFraming`: the v4 frames and v5 segments a read
 brought are cut, checked and handed to the driver's ``process_msg`` in C
 (``pyfactories._segments``; its pure-Python twin ``pyfactories._framing`` under
-``PYFACTORIES_NO_EXTENSIONS=1``), and v5 segments are encoded with compiled checksums.
+``PYFACTORIES_NO_EXTENSIONS=1``), and v5 segments are encoded with compiled checksums. Both
+coalesce their writes (:mod:`pyfactories._writes`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from cassandra.connection import Connection
 
 from ._impl import name as _impl_name
 from ._timers import INF, TimerHandle, TimerService
+from ._writes import CoalescedAsyncioWrites, CoalescedWrites
 
 __all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
 
@@ -181,9 +183,10 @@ def libev_timers() -> LibevTimers:
         return _libev_timers
 
 
-class TimerQueueLibevConnection(CompiledFraming, _LibevBase):  # type: ignore[misc,valid-type]
-    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers` and
-    :class:`CompiledFraming`."""
+class TimerQueueLibevConnection(CoalescedWrites, CompiledFraming, _LibevBase):  # type: ignore[misc,valid-type]
+    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers`,
+    :class:`CompiledFraming` and :class:`~pyfactories._writes.CoalescedWrites` (one loop wake-up
+    when its write queue fills, one ``send()`` for what it holds)."""
 
     @classmethod
     def initialize_reactor(cls) -> None:
@@ -204,9 +207,10 @@ class TimerQueueLibevConnection(CompiledFraming, _LibevBase):  # type: ignore[mi
         return timers.service.add(timeout, callback)
 
 
-class TimerQueueAsyncioConnection(CompiledFraming, _AsyncioBase):  # type: ignore[misc,valid-type]
-    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers` and
-    :class:`CompiledFraming`."""
+class TimerQueueAsyncioConnection(CoalescedAsyncioWrites, CompiledFraming,  # type: ignore[misc,valid-type]
+                                  _AsyncioBase):
+    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers`,
+    :class:`CompiledFraming` and :class:`~pyfactories._writes.CoalescedAsyncioWrites`."""
 
     _pyfactories_timers: AsyncioTimers | None = None
 

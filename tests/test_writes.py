@@ -1,0 +1,448 @@
+"""Coalesced writes (``pyfactories._writes``): the libev connection's on a fake socket and loop, the
+asyncio connection's on a socket pair and a loop of its own; next to the driver's classes on the same."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import socket
+import ssl
+import threading
+import time
+from collections import deque
+
+import pytest
+from cassandra.connection import Connection, ConnectionShutdown
+from cassandra.io import libevreactor
+from cassandra.io.asyncioreactor import AsyncioConnection
+from cassandra.io.libevreactor import LibevConnection
+
+from pyfactories.connection import TimerQueueAsyncioConnection, TimerQueueLibevConnection
+
+CLASSES = {"driver": LibevConnection, "ours": TimerQueueLibevConnection}
+
+
+class FakeLoop:
+    """The driver's ``LibevLoop`` as a connection sees it: wake-ups counted, closed connections kept."""
+
+    def __init__(self) -> None:
+        self.notified = 0
+        self.destroyed: list[object] = []
+        self._thread: threading.Thread | None = None  # the loop's thread: none started
+
+    def notify(self) -> None:
+        self.notified += 1
+
+    def connection_destroyed(self, conn: object) -> None:
+        self.destroyed.append(conn)
+
+
+class FakeSocket:
+    """Takes at most ``room`` bytes per ``send`` (None: all), or raises the next of ``errors``;
+    ``recv`` gives ``incoming`` once."""
+
+    def __init__(self, room: int | None = None) -> None:
+        self.room = room
+        self.incoming = b""
+        self.sends: list[bytes] = []
+        self.errors: list[BaseException] = []
+        self.closed = False
+
+    def send(self, data) -> int:
+        if self.errors:
+            raise self.errors.pop(0)
+        data = bytes(data)
+        n = len(data) if self.room is None else min(self.room, len(data))
+        self.sends.append(data[:n])
+        return n
+
+    def recv(self, _size: int) -> bytes:
+        data, self.incoming = self.incoming, b""
+        return data
+
+    @property
+    def received(self) -> bytes:
+        return b"".join(self.sends)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def loop(monkeypatch) -> FakeLoop:
+    fake = FakeLoop()
+    monkeypatch.setattr(libevreactor, "_global_loop", fake)
+    return fake
+
+
+def make(kind: str, sock: FakeSocket | None = None):
+    """A connection of ``kind`` without the driver's socket set-up: our fakes instead."""
+    cls = CLASSES[kind]
+    conn = cls.__new__(cls)
+    Connection.__init__(conn, "127.0.0.1")
+    conn.deque, conn._deque_lock = deque(), threading.Lock()
+    conn._socket = sock or FakeSocket()
+    return conn
+
+
+def drain(conn, limit: int = 10_000) -> int:
+    """Write events until the queue is empty (or the socket is not writable): how many it took."""
+    for n in range(1, limit):
+        conn.handle_write(None, 0)
+        if not conn.deque or not conn._socket_writable:
+            return n
+    raise AssertionError("the queue never drained")
+
+
+def messages(n: int, size: int = 100) -> list[bytes]:
+    return [bytes([i % 251]) * size + i.to_bytes(4, "big") for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_bytes_leave_in_push_order(loop, kind):
+    conn = make(kind)
+    msgs = messages(300, 1000) + [b"z" * 70_000]
+    for m in msgs:
+        conn.push(m)
+    drain(conn)
+    assert conn._socket.received == b"".join(msgs)
+    assert conn._socket_writable
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_one_send_for_what_is_queued_where_the_driver_sends_each(loop, kind):
+    conn = make(kind)
+    msgs = messages(50)
+    for m in msgs:
+        conn.push(m)
+    conn.handle_write(None, 0)
+    assert conn._socket.sends == ([b"".join(msgs)] if kind == "ours" else msgs)
+    assert not conn.deque
+
+
+def test_a_write_is_capped_and_the_loop_gets_a_turn(loop):
+    conn = make("ours")
+    conn.max_write_size, conn.max_writes_per_event = 1000, 3
+    msgs = messages(100, 96)  # 100 bytes each: 10 per write
+    for m in msgs:
+        conn.push(m)
+    conn.handle_write(None, 0)
+    assert [len(s) for s in conn._socket.sends] == [1000] * 3
+    assert len(conn.deque) == 70
+    drain(conn)
+    assert conn._socket.received == b"".join(msgs)
+    assert max(len(s) for s in conn._socket.sends) <= 1000
+
+
+def test_a_request_larger_than_a_write_goes_in_slices(loop):
+    conn = make("ours")
+    conn.max_write_size = 4096
+    big = bytes(range(256)) * 100  # 25,600 bytes
+    conn.push(b"head")
+    conn.push(big)
+    conn.push(b"tail")
+    drain(conn)
+    assert conn._socket.received == b"head" + big + b"tail"
+    assert max(len(s) for s in conn._socket.sends) <= 4096
+
+
+@pytest.mark.parametrize("room", [1, 7, 100, 333])
+def test_partial_sends_keep_the_rest_in_order(loop, room):
+    conn = make("ours", FakeSocket(room))
+    msgs = messages(40, 50)
+    for i, m in enumerate(msgs):
+        conn.push(m)
+        if i % 7 == 0:
+            conn.handle_write(None, 0)
+    drain(conn)
+    assert conn._socket.received == b"".join(msgs)
+
+
+def test_one_wake_up_for_many_pushes_from_many_threads(loop):
+    conn = make("ours")
+    per_thread, threads = 500, 8
+    start = threading.Barrier(threads)
+
+    def pusher(t: int) -> None:
+        start.wait()
+        for i in range(per_thread):
+            conn.push(t.to_bytes(1, "big") + i.to_bytes(4, "big"))
+
+    workers = [threading.Thread(target=pusher, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert loop.notified == 1
+    drain(conn)
+    got = conn._socket.received
+    assert len(got) == 5 * per_thread * threads
+    for t in range(threads):  # each thread's requests in its order
+        mine = [got[i:i + 5] for i in range(0, len(got), 5) if got[i] == t]
+        assert mine == [t.to_bytes(1, "big") + i.to_bytes(4, "big") for i in range(per_thread)]
+    conn.push(b"again")  # empty again: the next push wakes the loop again
+    assert loop.notified == 2
+
+
+def test_the_driver_wakes_the_loop_for_every_push(loop):
+    conn = make("driver")
+    for m in messages(10):
+        conn.push(m)
+    assert loop.notified == 10
+
+
+def test_pushes_while_a_write_is_pending_wake_nobody(loop):
+    conn = make("ours", FakeSocket(room=10))
+    conn.push(b"x" * 100)
+    conn.handle_write(None, 0)  # partial: the rest stays queued and the write watcher on
+    assert conn.deque and loop.notified == 1
+    conn.push(b"y" * 5)
+    assert loop.notified == 1
+    conn._socket.room = None
+    drain(conn)
+    assert conn._socket.received == b"x" * 100 + b"y" * 5
+
+
+def test_a_push_on_the_loops_thread_wakes_nothing(loop):
+    conn = make("ours")
+    loop._thread = threading.current_thread()
+    conn.push(b"from a callback")
+    assert loop.notified == 0 and list(conn.deque) == [b"from a callback"]
+    other = threading.Thread(target=lambda: (conn.deque.clear(), conn.push(b"from another thread")))
+    other.start()
+    other.join()
+    assert loop.notified == 1
+
+
+class Replying:
+    """A connection whose responses' callbacks each send a request (as a callback chain does)."""
+
+    def process_io_buffer(self) -> None:
+        data = self._iobuf.getvalue()
+        self._iobuf.seek(0)
+        self._iobuf.truncate()
+        for byte in data:
+            self.push(b"next " + bytes([byte]))
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_requests_sent_by_callbacks_leave_with_the_read(loop, kind):
+    cls = type(f"Replying{kind}", (Replying, CLASSES[kind]), {})
+    conn = cls.__new__(cls)
+    Connection.__init__(conn, "127.0.0.1")
+    conn.deque, conn._deque_lock, conn._socket = deque(), threading.Lock(), FakeSocket()
+    conn._socket.incoming = b"abc"
+    conn.handle_read(None, 0)
+    expected = [b"next a", b"next b", b"next c"]
+    if kind == "ours":
+        assert conn._socket.sends == [b"".join(expected)] and not conn.deque
+    else:  # the driver waits for the write watcher its loop starts
+        assert conn._socket.sends == [] and list(conn.deque) == expected
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_would_block_keeps_the_data_and_marks_the_socket_busy(loop, kind):
+    conn = make(kind)
+    conn.push(b"a" * 10)
+    conn.push(b"b" * 10)
+    conn._socket.errors.append(socket.error(errno.EAGAIN, "try again"))
+    conn.handle_write(None, 0)
+    assert not conn._socket_writable
+    assert not conn.is_defunct
+    conn.handle_write(None, 0)
+    conn.handle_write(None, 0)
+    assert conn._socket.received == b"a" * 10 + b"b" * 10
+    assert conn._socket_writable and not conn.deque
+
+
+def test_send_returning_zero_is_would_block_as_for_the_driver(loop):
+    outcomes = {}
+    for kind in CLASSES:
+        conn = make(kind, FakeSocket(room=0))
+        conn.push(b"abc")
+        conn.handle_write(None, 0)
+        outcomes[kind] = (conn._socket_writable, b"".join(bytes(x) for x in conn.deque))
+    assert outcomes["ours"] == outcomes["driver"] == (False, b"abc")
+
+
+def test_tls_retry_sends_the_same_bytes_alone(loop):
+    conn = make("ours")
+    conn.push(b"first")
+    conn.push(b"second")
+    want = ssl.SSLWantWriteError(ssl.SSL_ERROR_WANT_WRITE, "want write")
+    conn._socket.errors.append(want)
+    conn.handle_write(None, 0)  # tried "firstsecond", wanted a write
+    assert conn._socket_writable and not conn.is_defunct
+    conn.push(b"third")
+    conn.handle_write(None, 0)
+    assert conn._socket.sends[0] == b"firstsecond"  # the same bytes, not joined with "third"
+    assert conn._socket.received == b"firstsecondthird"
+
+
+def _requests_errors(conn) -> list[BaseException]:
+    seen: list[BaseException] = []
+    for stream in (1, 2):
+        conn._requests[stream] = (seen.append, None, None)
+    return seen
+
+
+@pytest.mark.parametrize("revents", [0, "EV_ERROR"])
+def test_a_socket_error_defuncts_as_the_driver(loop, revents):
+    outcomes = {}
+    for kind in CLASSES:
+        conn = make(kind)
+        seen = _requests_errors(conn)
+        conn.push(b"request")
+        if revents:
+            conn.handle_write(None, libevreactor.libev.EV_ERROR, errno.ECONNRESET)
+        else:
+            conn._socket.errors.append(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"))
+            conn.handle_write(None, 0)
+        assert conn.is_defunct and conn.is_closed and conn._socket.closed
+        assert loop.destroyed[-1] is conn
+        assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
+        outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen],
+                          conn._socket.sends)
+    assert outcomes["ours"] == outcomes["driver"]
+
+
+def test_send_msg_after_close_raises_the_drivers_error(loop):
+    conn = make("ours")
+    conn.push(b"pending")
+    conn.close()
+    with pytest.raises(ConnectionShutdown, match="is closed"):
+        conn.send_msg(object(), 1, lambda _: None)
+
+
+# --- the asyncio connection -------------------------------------------------------------------
+
+
+class CountingEvent(asyncio.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sets = 0
+
+    def set(self) -> None:
+        self.sets += 1
+        super().set()
+
+
+async def _settle() -> None:
+    """Let the tasks a test left (closings, writers) end; cancel the writers still waiting."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=1.0)
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+@pytest.fixture
+def aio_loop():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True, name="test-asyncio")
+    thread.start()
+    sockets: list[socket.socket] = []
+    yield loop, thread, sockets
+    asyncio.run_coroutine_threadsafe(_settle(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
+    for s in sockets:
+        s.close()
+
+
+def make_aio(kind: str, aio_loop):
+    """A started asyncio connection of ``kind`` on a socket pair: (connection, the peer's socket)."""
+    loop, thread, sockets = aio_loop
+    cls = AsyncioConnection if kind == "driver" else TimerQueueAsyncioConnection
+    conn = cls.__new__(cls)
+    Connection.__init__(conn, "127.0.0.1")
+    conn._loop, conn._loop_thread = loop, thread
+    mine, peer = socket.socketpair()
+    sockets += [mine, peer]
+    mine.setblocking(False)
+    conn._socket = mine
+    if kind == "driver":
+        async def queues():
+            return asyncio.Queue(), asyncio.Lock()
+        conn._write_queue, conn._write_queue_lock = asyncio.run_coroutine_threadsafe(queues(), loop).result(5)
+    else:
+        conn._out, conn._out_lock, conn._writes_ready = deque(), threading.Lock(), CountingEvent()
+    conn._read_watcher = None
+    conn._write_watcher = asyncio.run_coroutine_threadsafe(conn.handle_write(), loop)
+    return conn, peer
+
+
+def read_exactly(peer: socket.socket, n: int) -> bytes:
+    peer.settimeout(10)
+    got = bytearray()
+    while len(got) < n:
+        chunk = peer.recv(n - len(got))
+        assert chunk, "the connection's socket closed early"
+        got += chunk
+    return bytes(got)
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+def test_asyncio_bytes_in_order_from_many_threads(aio_loop, kind):
+    conn, peer = make_aio(kind, aio_loop)
+    per_thread, threads = 300, 4
+    big = bytes(range(256)) * 1200  # larger than one write
+
+    def pusher(t: int) -> None:
+        for i in range(per_thread):
+            conn.push(t.to_bytes(1, "big") + i.to_bytes(4, "big"))
+
+    conn.push(big)
+    workers = [threading.Thread(target=pusher, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    got = read_exactly(peer, len(big) + 5 * per_thread * threads)
+    assert got[:len(big)] == big
+    rest = got[len(big):]
+    for t in range(threads):
+        mine = [rest[i:i + 5] for i in range(0, len(rest), 5) if rest[i] == t]
+        assert mine == [t.to_bytes(1, "big") + i.to_bytes(4, "big") for i in range(per_thread)]
+    conn.close()
+
+
+def test_asyncio_one_wake_up_while_the_loop_is_busy(aio_loop):
+    loop = aio_loop[0]
+    conn, peer = make_aio("ours", aio_loop)
+    busy, release = threading.Event(), threading.Event()
+    loop.call_soon_threadsafe(lambda: (busy.set(), release.wait(10)))
+    assert busy.wait(5)
+    msgs = messages(200)
+    workers = [threading.Thread(target=lambda part=msgs[t::4]: [conn.push(m) for m in part]) for t in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    release.set()
+    got = read_exactly(peer, sum(map(len, msgs)))
+    assert sorted(got[i:i + 104] for i in range(0, len(got), 104)) == sorted(msgs)
+    assert conn._writes_ready.sets == 1
+    conn.push(b"again")
+    assert read_exactly(peer, 5) == b"again"
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(5)  # the loop ran what push asked before
+    assert conn._writes_ready.sets == 2
+    conn.close()
+
+
+def test_asyncio_a_socket_error_defuncts_as_the_driver(aio_loop):
+    outcomes = {}
+    for kind in CLASSES:
+        conn, peer = make_aio(kind, aio_loop)
+        seen = _requests_errors(conn)
+        peer.close()
+        deadline = time.monotonic() + 10
+        while not conn.is_defunct and time.monotonic() < deadline:
+            conn.push(bytes(1 << 16))
+            time.sleep(0.01)
+        assert conn.is_defunct and conn.is_closed
+        assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
+        outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen])
+    assert outcomes["ours"] == outcomes["driver"]
