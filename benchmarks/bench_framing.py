@@ -123,20 +123,28 @@ def micro(rounds: int = 21, n: int = 2000) -> dict[str, Any]:
 
 
 def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
+    return run_pinned(spec, hosts, port, CONFIGS, {w: [n] for w, n in WORKLOADS.items()}, BASES,
+                      ("framing_alone", micro), DEPTH, say)
+
+
+def run_pinned(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
+               workloads: dict[str, Sequence[int]], bases: Sequence[str], alone: tuple[str, Any], depth: str,
+               say=print) -> dict[str, Any]:
+    """The workloads end to end (server pinned as ``spec`` says), then ``alone = (key, micro)``: the step
+    on its own, in this process, pinned as the client: a depth's section."""
     servers, spec = bench_timeouts.server_pids(spec, say)
-    spec = {**spec, "in_flight": dict(WORKLOADS)}
+    spec = {**spec, "in_flight": {w: list(levels) for w, levels in workloads.items()}}
     pinned = pin(servers, spec.get("server_cpus"))
     try:
-        cases, info = measure_workloads(spec, hosts, port, CONFIGS, {w: [n] for w, n in WORKLOADS.items()}, BASES,
-                                        say)
-        mine = pin([os.getpid()], spec.get("client_cpus"))  # the framing alone, in this process
+        cases, info = measure_workloads(spec, hosts, port, configs, workloads, bases, say)
+        mine = pin([os.getpid()], spec.get("client_cpus"))
         try:
-            alone = micro(spec["rounds"])
+            figures = alone[1](spec["rounds"])
         finally:
             unpin(mine, pids=[os.getpid()])
     finally:
         unpin(pinned, pids=servers)
-    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "framing_alone": alone,
+    return {"depth": depth, "config": spec, "configurations": info, "cases": cases, alone[0]: figures,
             "method": bench_timeouts.METHOD}
 
 

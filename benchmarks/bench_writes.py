@@ -25,7 +25,6 @@ batches. The loop's wake-up is a no-op there (not counted).
 
 from __future__ import annotations
 
-import os
 import socket
 import statistics
 import sys
@@ -42,7 +41,6 @@ from cassandra.io.libevreactor import LibevConnection
 from pyfactories.connection import TimerQueueLibevConnection
 
 from . import bench_framing, bench_timeouts, reference
-from .pinning import pin, unpin
 from .tables import markdown_table
 
 DEPTH = "writes"
@@ -126,20 +124,8 @@ def micro(rounds: int = 21, batches: int = 40, batch: int = 250, size: int = 160
 
 
 def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
-    servers, spec = bench_timeouts.server_pids(spec, say)
-    spec = {**spec, "in_flight": {w: list(levels) for w, levels in WORKLOADS.items()}}
-    pinned = pin(servers, spec.get("server_cpus"))
-    try:
-        cases, info = bench_framing.measure_workloads(spec, hosts, port, CONFIGS, WORKLOADS, BASES, say)
-        mine = pin([os.getpid()], spec.get("client_cpus"))  # the writes alone, in this process
-        try:
-            alone = micro(spec["rounds"])
-        finally:
-            unpin(mine, pids=[os.getpid()])
-    finally:
-        unpin(pinned, pids=servers)
-    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "writes_alone": alone,
-            "method": bench_timeouts.METHOD}
+    return bench_framing.run_pinned(spec, hosts, port, CONFIGS, WORKLOADS, BASES, ("writes_alone", micro), DEPTH,
+                                    say)
 
 
 def render(section: dict[str, Any]) -> str:
