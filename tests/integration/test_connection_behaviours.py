@@ -419,11 +419,13 @@ def test_shutdown_with_requests_in_flight(proxy):
 
 def test_tls_is_the_drivers():
     """Ours changes nothing of how a socket is opened: the driver's ``Connection`` wraps it in TLS
-    (``ssl_context``, or one built from ``ssl_options``) and ``LibevConnection`` reads through it."""
+    (``ssl_context``, or one built from ``ssl_options``). Reads and writes go through that socket: the
+    driver's ``handle_read``/``handle_write`` around our coalesced writes (``pyfactories._writes``, whose
+    TLS retries ``tests/test_writes.py`` checks), end to end in the tests below."""
     ours = connection.TimerQueueLibevConnection
-    for attr in ("__init__", "_connect_socket", "_wrap_socket_from_context", "_build_ssl_context_from_options",
-                 "handle_read", "handle_write"):
+    for attr in ("__init__", "_connect_socket", "_wrap_socket_from_context", "_build_ssl_context_from_options"):
         assert getattr(ours, attr) is getattr(LibevConnection, attr), attr
+    assert ours.handle_read is not LibevConnection.handle_read  # ours: coalesced writes after each read
     assert LibevConnection._connect_socket is Connection._connect_socket
 
 
