@@ -4,7 +4,9 @@ time is accounted apart from user time), and says what it burned.
 Imported by the profiled child process as
 ``tests.profiling.slow_factory:slow_tuple_factory``; ``PF_SLOW_ROW_LOOPS`` sets
 the loop iterations per row, and with ``PF_SLOW_ROW_LOG`` set the process
-writes there, at exit, the CPU ns it burned and the number of rows.
+writes there, at exit, the CPU ns it burned and the number of rows, in all and
+call by call (``calls``: ``[ns, rows]`` in call order, so a test can take the
+calls of one phase, such as the last ``n`` queries of a run).
 """
 
 import atexit
@@ -13,7 +15,7 @@ import os
 import time
 
 LOOPS = int(os.environ.get("PF_SLOW_ROW_LOOPS", "2000"))
-_burned = {"ns": 0, "rows": 0}
+_burned = {"ns": 0, "rows": 0, "calls": []}
 
 
 def burn(loops: int = LOOPS) -> None:
@@ -25,8 +27,10 @@ def slow_tuple_factory(colnames, rows):
     t0 = time.thread_time_ns()
     for _ in rows:
         burn()
-    _burned["ns"] += time.thread_time_ns() - t0
+    ns = time.thread_time_ns() - t0
+    _burned["ns"] += ns
     _burned["rows"] += len(rows)
+    _burned["calls"].append([ns, len(rows)])
     return rows
 
 
