@@ -196,14 +196,20 @@ def test_shutdown_leaves_no_thread(contact):
     assert after == ["event_loop"]
 
 
-def test_asyncio_connection_times_out_and_answers(contact):
+def test_asyncio_connection_times_out_and_answers(proxy):
+    """Through the proxy holding the answers back, so the timeout cannot race the server's answer."""
     options = connection.cluster_options(AsyncioConnection)
-    cluster = open_cluster(contact, **options)
+    cluster = open_cluster(Contact(["127.0.0.1"], proxy.port), protocol_version=5, **options)
     try:
         session = cluster.connect()
         assert session.execute("SELECT release_version FROM system.local").one()
-        exc, _ = _timed(lambda: session.execute(SLOW, timeout=1e-4))
+        proxy.hold.set()
+        try:
+            exc, took = _timed(lambda: session.execute("SELECT release_version FROM system.local", timeout=0.2))
+        finally:
+            proxy.hold.clear()
         assert "Client request timeout" in str(exc)
+        assert 0.2 - 0.01 <= took <= 0.2 + LATE_S, took
         futures = [session.execute_async("SELECT release_version FROM system.local") for _ in range(200)]
         assert all(f.result().one() for f in futures)
         service = connection.TimerQueueAsyncioConnection._timers().service
