@@ -61,6 +61,7 @@ cdef enum:
     _METADATA_ID = 0x0008
     _CONTINUOUS_PAGING = 0x40000000
     _RESULT_KIND_ROWS = 0x0002
+    _RESULT_KIND_VOID = 0x0001
 
 ROWS_NAMED = 0
 ROWS_DICT = 1
@@ -356,64 +357,7 @@ cdef class RowsDecoder:
             raise MalformedResult(f"RESULT rows could not be decoded: {exc!r}") from exc
 
 
-def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
-    """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
-
-    A frame with no flags (no compression, tracing, warnings or custom payload)
-    holding a ROWS result becomes a message directly; anything else goes
-    through the driver's ``decode_message`` (``base_decode``), which still
-    reaches ``decoder`` for ROWS through ``recv_results_rows``. ``with_features``:
-    the driver's has ``protocol_features`` after ``protocol_version`` (scylla-driver).
-    """
-    def decode_message(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
-                       result_metadata):
-        if _plain_rows(cls, flags, opcode, body):
-            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
-                                 result_metadata)
-        return _base_decode(base_decode, cls, opcode, (protocol_version, user_type_map, stream_id, flags, opcode,
-                                                       body, decompressor, result_metadata))
-
-    def decode_message_with_features(cls, protocol_version, protocol_features, user_type_map, stream_id, flags,
-                                     opcode, body, decompressor, result_metadata):
-        if _plain_rows(cls, flags, opcode, body):
-            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
-                                 result_metadata)
-        return _base_decode(base_decode, cls, opcode, (protocol_version, protocol_features, user_type_map, stream_id,
-                                                       flags, opcode, body, decompressor, result_metadata))
-
-    return classmethod(decode_message_with_features if with_features else decode_message)
-
-
-cdef inline bint _plain_rows(cls, flags, opcode, body):
-    """A frame without flags whose body is a ROWS result (and no column encryption to apply)."""
-    cdef const unsigned char *p
-    if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
-            or cls.column_encryption_policy is not None):
-        return False
-    p = <const unsigned char *>PyBytes_AS_STRING(body)
-    return p[0] == 0 and p[1] == 0 and p[2] == 0 and p[3] == _RESULT_KIND_ROWS
-
-
-cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type_map, stream_id, body,
-                   result_metadata):
-    msg = message_cls.__new__(message_cls)
-    msg.kind = _RESULT_KIND_ROWS
-    decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
-    msg.stream_id = stream_id
-    msg.trace_id = None
-    return msg
-
-
-cdef _base_decode(base_decode, cls, opcode, tuple args):
-    """The driver's ``decode_message``; a RESULT it cannot read raises ``MalformedResult`` (a DriverException)."""
-    try:
-        return base_decode(cls, *args)
-    except DriverException:
-        raise
-    except Exception as exc:
-        if opcode != 0x08:
-            raise
-        raise MalformedResult(f"RESULT body could not be decoded: {exc!r}") from exc
+include "_decode_message.pxi"
 
 
 cdef inline int64_t _int64_at(const char *p):

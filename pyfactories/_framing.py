@@ -26,6 +26,7 @@ itself, so only a ``BaseException``) leaves the read's bytes in the buffer, deli
 
 from __future__ import annotations
 
+import logging
 import struct
 import zlib
 from io import BytesIO
@@ -35,6 +36,9 @@ from cassandra import DriverException, ProtocolVersion
 from cassandra import segment as _segment
 from cassandra.connection import Connection, CrcMismatchException, ProtocolError, _Frame
 from cassandra.marshal import int8_unpack, uint32_le_unpack
+from cassandra.protocol import ProtocolException
+
+from . import _driver
 
 HEADER_CRC_MISMATCH = 'CRC mismatch on header {:x}. Received {:x}", computed {:x}.'
 PAYLOAD_CRC_MISMATCH = 'CRC mismatch on payload. Received {:x}", computed {:x}.'
@@ -288,3 +292,70 @@ def _segments(conn: Any, buffers: Any, raw: Any, data: bytes, codec: Any) -> Non
         keep(buffers, "_io_buffer", data, pos)
     if changed and (had or fpos < len(frames)):
         keep(buffers, "_cql_frame_buffer", frames, fpos)
+
+
+# --- dispatch --------------------------------------------------------------------------------------
+
+log = logging.getLogger("cassandra.connection")  # the driver's logger: its messages, where users look
+_driver_process_msg = Connection.process_msg
+#: whether the driver's decoders take ``protocol_features`` (scylla-driver): its own dispatch then
+DISPATCH_OURS = not _driver.takes_protocol_features()
+
+
+def process_msg(self: Any, header: Any, body: bytes) -> None:
+    """The driver's ``Connection.process_msg`` for an answer to a request: pop the request's
+    ``(callback, decoder, result_metadata)`` by stream id, decode the body, hand the response to
+    the callback (the ``ResponseFuture``'s completion) and give the stream id back.
+
+    The same steps, errors and log messages as the driver's, without its lock around the check for
+    an orphaned stream id when the connection has none (a timed-out request's id). Anything less
+    common goes to the driver's own ``process_msg``: server events (negative stream ids),
+    continuous paging, orphaned ids, an id with no request (timed out and dropped), and every
+    answer on a driver whose decoders take ``protocol_features``."""
+    stream_id = header.stream
+    if (not DISPATCH_OURS or stream_id < 0 or self._continuous_paging_sessions or self.orphaned_request_ids
+            or stream_id not in self._requests):
+        return _driver_process_msg(self, header, body)
+    try:
+        self.msg_received = True
+        callback, decoder, result_metadata = self._requests.pop(stream_id)
+        try:
+            response = decoder(header.version, self.user_type_map, stream_id, header.flags, header.opcode, body,
+                               self.decompressor, result_metadata)
+        except Exception as exc:
+            log.exception("Error decoding response from Cassandra. %s; buffer: %r", header, self._iobuf.getvalue())
+            if callback is not None:
+                callback(exc)
+            self.defunct(exc)
+            return
+        deliver(self, callback, response)
+        give_back(self, stream_id)
+    except Exception as exc:  # the driver's process_msg defuncts the connection on any error
+        self.defunct(exc)
+
+
+def deliver(conn: Any, callback: Any, response: Any) -> None:
+    """Hand ``response`` to the request's callback; a protocol error defuncts the connection first
+    (the driver's rule); a callback that raises is logged and ignored."""
+    try:
+        if isinstance(response, ProtocolException):
+            if "unsupported protocol version" in response.message:
+                conn.is_unsupported_proto_version = True
+            else:
+                log.error("Closing connection %s due to protocol error: %s", conn, response.summary_msg())
+            conn.defunct(response)
+        if callback is not None:
+            callback(response)
+    except Exception:
+        log.exception("Callback handler errored, ignoring:")
+
+
+def give_back(conn: Any, stream_id: int) -> None:
+    """The stream id is free again, unless the callback made it a continuous paging session's."""
+    sessions = conn._continuous_paging_sessions
+    if stream_id in sessions:
+        if sessions[stream_id].released:
+            conn.remove_continuous_paging_session(stream_id)
+    else:
+        with conn.lock:
+            conn.request_ids.append(stream_id)

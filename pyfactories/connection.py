@@ -10,7 +10,7 @@ until it reaches the top one timeout later. The classes here subclass the driver
 connections and change only ``create_timer``: timers go to a :class:`~pyfactories._timers.
 TimerService` per reactor loop (FIFO queues per timeout bucket, a small heap of queue heads,
 O(1) cancel that frees the request at once, a wake-up only when a deadline is earlier than any
-already requested). What a timeout does is the driver's: the callback is the driver's
+already requested; compiled in ``pyfactories._timerqueue``). What a timeout does is the driver's: the callback is the driver's
 ``ResponseFuture._on_timeout``, so it raises the driver's ``OperationTimedOut``; ``timeout=None``
 still creates no timer. Heartbeats do not use timers (they run on their own thread).
 
@@ -19,9 +19,10 @@ still creates no timer. Heartbeats do not use timers (they run on their own thre
 * :class:`TimerQueueAsyncioConnection` (``AsyncioConnection``): one ``loop.call_at`` handle.
 
 Both also read their bytes with :class:`CompiledFraming`: the v4 frames and v5 segments a read
-brought are cut, checked and handed to the driver's ``process_msg`` in C
-(``pyfactories._segments``; its pure-Python twin ``pyfactories._framing`` under
-``PYFACTORIES_NO_EXTENSIONS=1``), and v5 segments are encoded with compiled checksums. Both
+brought are cut and checked, and each answer is dispatched to its request (stream id, decoding,
+the ``ResponseFuture``'s callback, the id given back) in C (``pyfactories._segments``; its
+pure-Python twin ``pyfactories._framing`` under ``PYFACTORIES_NO_EXTENSIONS=1``); v5 segments are
+encoded with compiled checksums. Both
 coalesce their writes (:mod:`pyfactories._writes`).
 """
 
@@ -36,15 +37,17 @@ from cassandra import segment
 from cassandra.connection import Connection
 
 from ._impl import name as _impl_name
-from ._timers import INF, TimerHandle, TimerService
+from ._timers import INF, TimerHandle
 from ._writes import CoalescedAsyncioWrites, CoalescedWrites
 
 __all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
 
 if _impl_name == "cython":
     from . import _segments as framing
+    from ._timerqueue import TimerService
 else:
     from . import _framing as framing
+    from ._timers import TimerService
 
 _attach_lock = threading.Lock()
 
@@ -121,11 +124,13 @@ class AsyncioTimers:
 
 
 class CompiledFraming:
-    """A connection mixin: the driver's read loop (``process_io_buffer``) and v5 segment codec
-    (``_segment_codec``, set when the handshake turns checksumming on) from :mod:`framing`; the
-    frames, segments, bytes and errors are the driver's."""
+    """A connection mixin: the driver's read loop (``process_io_buffer``), dispatch of answers
+    (``process_msg``) and v5 segment codec (``_segment_codec``, set when the handshake turns
+    checksumming on) from :mod:`framing`; the frames, segments, bytes, errors and log messages are
+    the driver's."""
 
     process_io_buffer = framing.process_io_buffer
+    process_msg = framing.process_msg
 
     def _enable_checksumming(self) -> None:
         super()._enable_checksumming()  # type: ignore[misc]

@@ -1,8 +1,10 @@
-"""The request timer service (``pyfactories._timers``) on a fake clock, and ``cluster_options``."""
+"""The request timer service on a fake clock, compiled (``pyfactories._timerqueue``, id ``c``) and in pure
+Python (``pyfactories._timers``, id ``py``), and ``cluster_options``."""
 
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import math
 import threading
@@ -13,7 +15,9 @@ import pytest
 from cassandra.connection import Connection
 
 from pyfactories import connection, fastpath
-from pyfactories._timers import INF, TimerService
+from pyfactories._timers import INF
+
+TIMER_MODULES = {"c": "pyfactories._timerqueue", "py": "pyfactories._timers"}
 
 
 class Clock:
@@ -27,11 +31,11 @@ class Clock:
 class Service:
     """A service on a fake clock that records its wake-up requests and the callbacks fired."""
 
-    def __init__(self, resolution: float = 0.01) -> None:
+    def __init__(self, module, resolution: float = 0.01) -> None:
         self.clock = Clock()
         self.wakes: list[float] = []
         self.fired: list[object] = []
-        self.timers = TimerService(self.wakes.append, clock=self.clock, resolution=resolution)
+        self.timers = module.TimerService(self.wakes.append, clock=self.clock, resolution=resolution)
 
     def add(self, timeout: float, name: object):
         return self.timers.add(timeout, lambda: self.fired.append(name))
@@ -41,9 +45,15 @@ class Service:
         return self.timers.fire()
 
 
+@pytest.fixture(params=sorted(TIMER_MODULES), ids=sorted(TIMER_MODULES))
+def timers(request):
+    """The timer service's module under test (the compiled one must import: never skipped)."""
+    return importlib.import_module(TIMER_MODULES[request.param])
+
+
 @pytest.fixture
-def svc() -> Service:
-    return Service()
+def svc(timers) -> Service:
+    return Service(timers)
 
 
 def test_fires_in_deadline_order_across_timeouts(svc):
@@ -172,9 +182,9 @@ def test_bad_timeouts_are_refused(svc, bad):
 
 
 @pytest.mark.parametrize("bad", [0, -1, math.nan])
-def test_bad_resolution_is_refused(bad):
+def test_bad_resolution_is_refused(timers, bad):
     with pytest.raises(ValueError, match="resolution"):
-        TimerService(lambda d: None, resolution=bad)
+        timers.TimerService(lambda d: None, resolution=bad)
 
 
 def test_a_callback_that_raises_is_logged_once_and_the_rest_fire(svc, caplog):
@@ -219,8 +229,7 @@ def test_many_timers_leave_nothing_behind_after_cancel(svc):
     assert svc.timers.buckets() == [] and svc.timers._heads == [] and svc.fired == []
 
 
-def test_threads_adding_and_cancelling_lose_nothing():
-    svc = Service()
+def test_threads_adding_and_cancelling_lose_nothing(svc):
     kept: list = []
     lock = threading.Lock()
 

@@ -1,0 +1,88 @@
+# The fast path's ``decode_message``: included in ``_fastpath.pyx``.
+
+def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
+    """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
+
+    A frame with no flags (no compression, tracing, warnings or custom payload)
+    holding a ROWS result, or a VOID one (an INSERT's answer), becomes a message
+    directly; anything else goes
+    through the driver's ``decode_message`` (``base_decode``), which still
+    reaches ``decoder`` for ROWS through ``recv_results_rows``. ``with_features``:
+    the driver's has ``protocol_features`` after ``protocol_version`` (scylla-driver).
+    """
+    def decode_message(cls, protocol_version, user_type_map, stream_id, flags, opcode, body, decompressor,
+                       result_metadata):
+        cdef int kind = _plain_result(cls, flags, opcode, body)
+        if kind == _RESULT_KIND_ROWS:
+            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                                 result_metadata)
+        if kind == _RESULT_KIND_VOID:
+            return _void_message(message_cls, stream_id)
+        return _base_decode(base_decode, cls, opcode, (protocol_version, user_type_map, stream_id, flags, opcode,
+                                                       body, decompressor, result_metadata))
+
+    def decode_message_with_features(cls, protocol_version, protocol_features, user_type_map, stream_id, flags,
+                                     opcode, body, decompressor, result_metadata):
+        cdef int kind = _plain_result(cls, flags, opcode, body)
+        if kind == _RESULT_KIND_ROWS:
+            return _rows_message(decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                                 result_metadata)
+        if kind == _RESULT_KIND_VOID:
+            return _void_message(message_cls, stream_id)
+        return _base_decode(base_decode, cls, opcode, (protocol_version, protocol_features, user_type_map, stream_id,
+                                                       flags, opcode, body, decompressor, result_metadata))
+
+    return classmethod(decode_message_with_features if with_features else decode_message)
+
+
+cdef inline int _plain_result(cls, flags, opcode, body) except -1:
+    """``_RESULT_KIND_ROWS`` for a frame without flags whose body is a ROWS result (and no column
+    encryption to apply), ``_RESULT_KIND_VOID`` for one whose body is a VOID result and nothing
+    more, else 0 (the driver's ``decode_message`` reads it)."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t size
+    if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
+            or cls.column_encryption_policy is not None):
+        return 0
+    p = <const unsigned char *>PyBytes_AS_STRING(body)
+    size = PyBytes_GET_SIZE(body)
+    if p[0] != 0 or p[1] != 0 or p[2] != 0:
+        return 0
+    if p[3] == _RESULT_KIND_ROWS:
+        return _RESULT_KIND_ROWS
+    if p[3] == _RESULT_KIND_VOID and size == 4:
+        return _RESULT_KIND_VOID
+    return 0
+
+
+cdef _void_message(message_cls, stream_id):
+    """The driver's message for a VOID result: its attributes as ``decode_message`` sets them."""
+    msg = message_cls.__new__(message_cls)
+    msg.kind = _RESULT_KIND_VOID
+    msg.stream_id = stream_id
+    msg.trace_id = None
+    msg.custom_payload = None
+    msg.warnings = None
+    return msg
+
+
+cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type_map, stream_id, body,
+                   result_metadata):
+    msg = message_cls.__new__(message_cls)
+    msg.kind = _RESULT_KIND_ROWS
+    decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
+    msg.stream_id = stream_id
+    msg.trace_id = None
+    return msg
+
+
+cdef _base_decode(base_decode, cls, opcode, tuple args):
+    """The driver's ``decode_message``; a RESULT it cannot read raises ``MalformedResult`` (a DriverException)."""
+    try:
+        return base_decode(cls, *args)
+    except DriverException:
+        raise
+    except Exception as exc:
+        if opcode != 0x08:
+            raise
+        raise MalformedResult(f"RESULT body could not be decoded: {exc!r}") from exc

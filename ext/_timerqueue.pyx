@@ -1,0 +1,243 @@
+# cython: language_level=3
+"""The request timer service in C: :mod:`pyfactories._timers` (which documents the algorithm and is
+its pure-Python twin, used under ``PYFACTORIES_NO_EXTENSIONS=1``) with the same classes, methods,
+errors and order of callbacks.
+
+A timer is added and cancelled once per request, on the thread that sends it and on the event
+loop's thread: here both are a few C calls under one lock (a queue is still an ``OrderedDict``
+keyed by the timer, for O(1) removal anywhere and O(1) removal from the front).
+"""
+
+cimport cython
+from cpython.pythread cimport (
+    PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock, PyThread_release_lock,
+    PyThread_type_lock, WAIT_LOCK,
+)
+from libc.math cimport ceil, isnan
+
+import heapq
+import logging
+import math
+import time
+from collections import OrderedDict
+
+RESOLUTION_S = 0.01
+INF = math.inf
+
+cdef double _INF = math.inf
+cdef object _heappush = heapq.heappush
+cdef object _heappop = heapq.heappop
+
+log = logging.getLogger("pyfactories.connection")
+
+
+@cython.final
+cdef class _Queue:
+    """Timers of one timeout bucket, oldest first; ``last`` is the latest deadline it was given."""
+    cdef readonly object timers  # OrderedDict: TimerHandle -> None
+    cdef readonly long long bucket
+    cdef double last
+    cdef bint scheduled  # whether the heap holds an entry for this queue
+
+    def __cinit__(self, long long bucket):
+        self.timers = OrderedDict()
+        self.bucket = bucket
+        self.last = -_INF
+        self.scheduled = False
+
+    def __len__(self):
+        return len(self.timers)
+
+
+@cython.final
+cdef class TimerHandle:
+    """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it."""
+    cdef TimerService _service
+    cdef _Queue _queue
+    cdef readonly double deadline
+    cdef public object callback
+
+    @property
+    def pending(self):
+        """Neither fired nor cancelled yet."""
+        return self._queue is not None
+
+    def cancel(self):
+        if self._queue is not None:
+            self._service._cancel(self)
+
+    def __repr__(self):
+        state = "pending" if self._queue is not None else "done"
+        return f"<TimerHandle {state} deadline={self.deadline:.3f}>"
+
+
+cdef class _Lock:
+    """A plain lock held by C code only (no Python context manager per timer)."""
+    cdef PyThread_type_lock lock
+
+    def __cinit__(self):
+        self.lock = PyThread_allocate_lock()
+        if self.lock is NULL:
+            raise MemoryError("no lock for the timer service")
+
+    def __dealloc__(self):
+        if self.lock is not NULL:
+            PyThread_free_lock(self.lock)
+
+    cdef inline void acquire(self):
+        if not PyThread_acquire_lock(self.lock, 0):  # taken: wait for it without the GIL
+            with nogil:
+                PyThread_acquire_lock(self.lock, WAIT_LOCK)
+
+    cdef inline void release(self):
+        PyThread_release_lock(self.lock)
+
+
+cdef class TimerService:
+    """Timers of one reactor loop. ``wake(deadline)`` asks the loop to wake up by ``deadline``
+    (called outside the service's lock, from whichever thread added the timer); ``clock`` is the
+    clock deadlines are measured on (the reactor's own)."""
+    cdef object _wake, _clock
+    cdef double _resolution
+    cdef dict _queues  # bucket -> _Queue
+    cdef readonly list _heads  # heap of (deadline, bucket)
+    cdef _Lock _lock
+    #: the earliest wake-up requested from the loop (INF: none); no pending deadline is earlier
+    cdef public double wake_at
+    #: timers neither fired nor cancelled
+    cdef public Py_ssize_t live
+
+    def __init__(self, wake, clock=time.monotonic, resolution=RESOLUTION_S):
+        if not resolution > 0:
+            raise ValueError(f"resolution must be a positive number of seconds, not {resolution!r}")
+        self._wake = wake
+        self._clock = clock
+        self._resolution = resolution
+        self._queues = {}
+        self._heads = []
+        self._lock = _Lock()
+        self.wake_at = _INF
+        self.live = 0
+
+    def add(self, timeout, callback):
+        """Call ``callback()`` on the loop once ``timeout`` seconds have passed, unless cancelled."""
+        cdef double t = timeout
+        if not t >= 0:  # negative (time already up) fires at once; NaN is refused
+            if isnan(t):
+                raise ValueError("timeout must be a number of seconds, not NaN")
+            t = 0.0
+        cdef double q = ceil(t / self._resolution)
+        if q > 9e18:
+            raise OverflowError("cannot convert float infinity to integer")
+        cdef long long bucket = <long long>q
+        cdef double deadline = <double>self._clock() + t
+        cdef TimerHandle handle = TimerHandle.__new__(TimerHandle)
+        cdef _Queue queue
+        cdef bint wake
+        handle._service = self
+        handle.callback = callback
+        self._lock.acquire()
+        try:
+            found = self._queues.get(bucket)
+            if found is None:
+                queue = _Queue(bucket)
+                self._queues[bucket] = queue
+            else:
+                queue = <_Queue>found
+            if deadline < queue.last:
+                deadline = queue.last
+            queue.last = deadline
+            handle._queue = queue
+            handle.deadline = deadline
+            queue.timers[handle] = None
+            self.live += 1
+            if not queue.scheduled:
+                queue.scheduled = True
+                _heappush(self._heads, (deadline, bucket))
+            wake = deadline < self.wake_at
+            if wake:
+                self.wake_at = deadline
+        finally:
+            self._lock.release()
+        if wake:
+            self._wake(deadline)
+        return handle
+
+    cdef _cancel(self, TimerHandle handle):
+        self._lock.acquire()
+        try:
+            queue = handle._queue
+            if queue is None:
+                return
+            del queue.timers[handle]
+            handle._queue = None
+            handle.callback = None
+            self.live -= 1
+        finally:
+            self._lock.release()
+
+    def fire(self, now=None):
+        """Run the callbacks of every timer due by ``now`` (default: the clock), in deadline order
+        per queue; return :attr:`wake_at`, the next wake-up the loop needs (INF: none). A callback
+        that raises is logged and the others still run."""
+        cdef double t = self._clock() if now is None else now
+        cdef list due = []
+        cdef list heads = self._heads
+        cdef _Queue queue
+        cdef TimerHandle head
+        self._lock.acquire()
+        try:
+            while heads and (<tuple>heads[0])[0] <= t:
+                bucket = (<tuple>_heappop(heads))[1]
+                queue = <_Queue>self._queues[bucket]
+                timers = queue.timers
+                while timers:
+                    head = <TimerHandle>next(iter(timers))
+                    if head.deadline > t:
+                        _heappush(heads, (head.deadline, bucket))
+                        break
+                    timers.popitem(last=False)
+                    head._queue = None
+                    due.append(head)
+                else:
+                    queue.scheduled = False
+                    del self._queues[bucket]
+            self.live -= len(due)
+            self.wake_at = (<tuple>heads[0])[0] if heads else _INF
+        finally:
+            self._lock.release()
+        for head in due:
+            callback, head.callback = head.callback, None
+            try:
+                callback()
+            except Exception:
+                log.exception("request timer callback %r raised; the other timers go on", callback)
+        return self.wake_at
+
+    def idle(self):
+        """With no timer pending, forget the wake-up requested (the loop may then stop its reactor
+        timer, and the next timer added asks for a new one); True if idle."""
+        self._lock.acquire()
+        try:
+            if self.live:
+                return False
+            self.wake_at = _INF
+            return True
+        finally:
+            self._lock.release()
+
+    def queued(self):
+        """Timers held in the queues (pending ones: cancelled and fired ones are gone)."""
+        self._lock.acquire()
+        try:
+            return sum([len((<_Queue>q).timers) for q in self._queues.values()])
+        finally:
+            self._lock.release()
+
+    def buckets(self):
+        """The timeout buckets that have a queue now, in ``resolution`` units."""
+        self._lock.acquire()
+        try:
+            return sorted(self._queues)
+        finally:
+            self._lock.release()
