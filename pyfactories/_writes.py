@@ -42,6 +42,8 @@ from typing import Any
 
 from cassandra.connection import NONBLOCKING
 
+from ._impl import name as _impl_name
+
 try:
     from cassandra.io import libevreactor
 except Exception:  # the driver raises DependencyException without its libev extension
@@ -49,6 +51,46 @@ except Exception:  # the driver raises DependencyException without its libev ext
 
 log = logging.getLogger("pyfactories.connection")
 _SSL_RETRY = (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE)
+
+
+def push(self: Any, data: bytes) -> None:
+    """``CoalescedWrites.push``: queue a request's bytes; wake the loop only when the queue was
+    empty and this is not the loop's thread."""
+    with self._deque_lock:
+        queue = self.deque
+        wake = not queue
+        queue.append(data)
+    if wake:
+        loop = libevreactor._global_loop
+        thread = loop._thread
+        if thread is None or thread.ident != threading.get_ident():
+            loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+
+
+def take(self: Any, cap: int) -> Any:
+    """``CoalescedWrites._take``: the next bytes to write (caller holds ``_deque_lock``; the queue
+    is not empty): the head, or the head and what follows it joined, up to ``cap`` bytes."""
+    queue = self.deque
+    data = queue.popleft()
+    if not queue or self._write_again or len(data) >= cap:
+        return data
+    size = len(data)
+    parts = [data]
+    for nxt in queue:
+        size += len(nxt)
+        if size > cap:
+            break
+        parts.append(nxt)
+    for _ in range(len(parts) - 1):
+        queue.popleft()
+    return b"".join(parts) if len(parts) > 1 else data
+
+
+if _impl_name == "cython":  # the same two steps compiled
+    from ._writequeue import push as _push, take as _take_next
+else:
+    _push, _take_next = push, take
+
 
 
 class CoalescedWrites:
@@ -62,39 +104,14 @@ class CoalescedWrites:
     #: a TLS write that wanted to read or write: its bytes go again, alone and the same
     _write_again = False
 
-    def push(self, data: bytes) -> None:
-        with self._deque_lock:
-            queue = self.deque
-            wake = not queue
-            queue.append(data)
-        if wake:
-            loop = libevreactor._global_loop
-            thread = loop._thread
-            if thread is None or thread.ident != threading.get_ident():
-                loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+    push = _push
 
     def handle_read(self, watcher: Any, revents: int, errno: int | None = None) -> None:
         super().handle_read(watcher, revents, errno)  # type: ignore[misc]
         if self.deque and not self.is_closed:  # type: ignore[attr-defined]
             self._write_queued()  # the requests the responses' callbacks sent, in this loop iteration
 
-    def _take(self, cap: int) -> Any:
-        """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
-        or the head and what follows it joined, up to ``cap`` bytes."""
-        queue = self.deque
-        data = queue.popleft()
-        if not queue or self._write_again or len(data) >= cap:
-            return data
-        size = len(data)
-        parts = [data]
-        for nxt in queue:
-            size += len(nxt)
-            if size > cap:
-                break
-            parts.append(nxt)
-        for _ in range(len(parts) - 1):
-            queue.popleft()
-        return b"".join(parts) if len(parts) > 1 else data
+    _take = _take_next
 
     def handle_write(self, watcher: Any, revents: int, errno: int | None = None) -> None:
         if revents & libevreactor.libev.EV_ERROR:

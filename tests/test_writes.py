@@ -17,9 +17,18 @@ from cassandra.io import libevreactor
 from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
 
+from pyfactories import _writes
 from pyfactories.connection import TimerQueueAsyncioConnection, TimerQueueLibevConnection
 
-CLASSES = {"driver": LibevConnection, "ours": TimerQueueLibevConnection}
+#: ours with the queue's per-request steps in pure Python, beside the compiled ones of the default build
+OursInPython = type("OursInPython", (TimerQueueLibevConnection,), {"push": _writes.push, "_take": _writes.take})
+CLASSES = {"driver": LibevConnection, "ours": TimerQueueLibevConnection, "ours-py": OursInPython}
+
+
+@pytest.fixture(params=["ours", "ours-py"], ids=["c", "py"])
+def ours(request) -> str:
+    """Our libev connection, its write queue's steps compiled (``c``) or in pure Python (``py``)."""
+    return request.param
 
 
 class FakeLoop:
@@ -116,12 +125,12 @@ def test_one_send_for_what_is_queued_where_the_driver_sends_each(loop, kind):
     for m in msgs:
         conn.push(m)
     conn.handle_write(None, 0)
-    assert conn._socket.sends == ([b"".join(msgs)] if kind == "ours" else msgs)
+    assert conn._socket.sends == ([b"".join(msgs)] if kind != "driver" else msgs)
     assert not conn.deque
 
 
-def test_a_write_is_capped_and_the_loop_gets_a_turn(loop):
-    conn = make("ours")
+def test_a_write_is_capped_and_the_loop_gets_a_turn(loop, ours):
+    conn = make(ours)
     conn.max_write_size, conn.max_writes_per_event = 1000, 3
     msgs = messages(100, 96)  # 100 bytes each: 10 per write
     for m in msgs:
@@ -134,8 +143,8 @@ def test_a_write_is_capped_and_the_loop_gets_a_turn(loop):
     assert max(len(s) for s in conn._socket.sends) <= 1000
 
 
-def test_a_request_larger_than_a_write_goes_in_slices(loop):
-    conn = make("ours")
+def test_a_request_larger_than_a_write_goes_in_slices(loop, ours):
+    conn = make(ours)
     conn.max_write_size = 4096
     big = bytes(range(256)) * 100  # 25,600 bytes
     conn.push(b"head")
@@ -147,8 +156,8 @@ def test_a_request_larger_than_a_write_goes_in_slices(loop):
 
 
 @pytest.mark.parametrize("room", [1, 7, 100, 333])
-def test_partial_sends_keep_the_rest_in_order(loop, room):
-    conn = make("ours", FakeSocket(room))
+def test_partial_sends_keep_the_rest_in_order(loop, room, ours):
+    conn = make(ours, FakeSocket(room))
     msgs = messages(40, 50)
     for i, m in enumerate(msgs):
         conn.push(m)
@@ -158,8 +167,8 @@ def test_partial_sends_keep_the_rest_in_order(loop, room):
     assert conn._socket.received == b"".join(msgs)
 
 
-def test_one_wake_up_for_many_pushes_from_many_threads(loop):
-    conn = make("ours")
+def test_one_wake_up_for_many_pushes_from_many_threads(loop, ours):
+    conn = make(ours)
     per_thread, threads = 500, 8
     start = threading.Barrier(threads)
 
@@ -191,8 +200,8 @@ def test_the_driver_wakes_the_loop_for_every_push(loop):
     assert loop.notified == 10
 
 
-def test_pushes_while_a_write_is_pending_wake_nobody(loop):
-    conn = make("ours", FakeSocket(room=10))
+def test_pushes_while_a_write_is_pending_wake_nobody(loop, ours):
+    conn = make(ours, FakeSocket(room=10))
     conn.push(b"x" * 100)
     conn.handle_write(None, 0)  # partial: the rest stays queued and the write watcher on
     assert conn.deque and loop.notified == 1
@@ -203,8 +212,8 @@ def test_pushes_while_a_write_is_pending_wake_nobody(loop):
     assert conn._socket.received == b"x" * 100 + b"y" * 5
 
 
-def test_a_push_on_the_loops_thread_wakes_nothing(loop):
-    conn = make("ours")
+def test_a_push_on_the_loops_thread_wakes_nothing(loop, ours):
+    conn = make(ours)
     loop._thread = threading.current_thread()
     conn.push(b"from a callback")
     assert loop.notified == 0 and list(conn.deque) == [b"from a callback"]
@@ -234,7 +243,7 @@ def test_requests_sent_by_callbacks_leave_with_the_read(loop, kind):
     conn._socket.incoming = b"abc"
     conn.handle_read(None, 0)
     expected = [b"next a", b"next b", b"next c"]
-    if kind == "ours":
+    if kind != "driver":
         assert conn._socket.sends == [b"".join(expected)] and not conn.deque
     else:  # the driver waits for the write watcher its loop starts
         assert conn._socket.sends == [] and list(conn.deque) == expected
@@ -262,11 +271,11 @@ def test_send_returning_zero_is_would_block_as_for_the_driver(loop):
         conn.push(b"abc")
         conn.handle_write(None, 0)
         outcomes[kind] = (conn._socket_writable, b"".join(bytes(x) for x in conn.deque))
-    assert outcomes["ours"] == outcomes["driver"] == (False, b"abc")
+    assert outcomes["ours"] == outcomes["ours-py"] == outcomes["driver"] == (False, b"abc")
 
 
-def test_tls_retry_sends_the_same_bytes_alone(loop):
-    conn = make("ours")
+def test_tls_retry_sends_the_same_bytes_alone(loop, ours):
+    conn = make(ours)
     conn.push(b"first")
     conn.push(b"second")
     want = ssl.SSLWantWriteError(ssl.SSL_ERROR_WANT_WRITE, "want write")
@@ -303,11 +312,11 @@ def test_a_socket_error_defuncts_as_the_driver(loop, revents):
         assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
         outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen],
                           conn._socket.sends)
-    assert outcomes["ours"] == outcomes["driver"]
+    assert outcomes["ours"] == outcomes["ours-py"] == outcomes["driver"]
 
 
-def test_send_msg_after_close_raises_the_drivers_error(loop):
-    conn = make("ours")
+def test_send_msg_after_close_raises_the_drivers_error(loop, ours):
+    conn = make(ours)
     conn.push(b"pending")
     conn.close()
     with pytest.raises(ConnectionShutdown, match="is closed"):
