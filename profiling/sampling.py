@@ -164,13 +164,28 @@ def _marker(frame: Frame) -> str | None:
 _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
                      "numpy_parser": "deserialization", "_speedups": "row_factory",
-                     "libevwrapper": "socket", "libev": "socket"}
+                     "_segments": "framing", "libevwrapper": "socket", "libev": "socket"}
+#: pyfactories' connection classes (``fastpath.cluster_options()``) as the driver's reactors are
+#: classified: their timer service is timers, the twin of their compiled framing is framing, a
+#: ``push`` of their coalesced writes is the request path, the rest of them (writes, the prepare
+#: watcher that re-arms their reactor timer) is the reactor's, socket. Before the rule that takes
+#: the rest of the package for row factories.
+_PYFACTORIES_CONNECTION = [
+    ("pyfactories/_timers.py", (), "timers"),
+    ("pyfactories/connection.py", ("create_timer", "libev_timers", "_timers", "_wake", "_arm", "_on_timer"),
+     "timers"),
+    ("pyfactories/connection.py", (), "socket"),
+    ("pyfactories/_framing.py", (), "framing"),
+    ("pyfactories/_writes.py", ("push",), "request"),
+    ("pyfactories/_writes.py", (), "socket"),
+]
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",
                                "recv_row", "read_value"), "deserialization"),
     ("cassandra/protocol.py", ("encode_message", "send_body", "write_value"), "encode"),
     ("cassandra/query.py", ("bind",), "encode"),
     ("cassandra/query.py", tuple(f.attr for f in of_family("driver")), "row_factory"),
+    *_PYFACTORIES_CONNECTION,
     ("pyfactories/", (), "row_factory"),
     ("cassandra/segment.py", (), "framing"),
     ("cassandra/connection.py", ("process_io_buffer", "_process_segment_buffer", "_read_frame_header"),
