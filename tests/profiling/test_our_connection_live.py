@@ -4,6 +4,8 @@ harness run measures them by both methods.
 
 Kept short; the harness run uses the keyspace of the other profiling tests and leaves its data."""
 
+import json
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -116,3 +118,23 @@ def test_the_raw_stacks_of_the_drivers_connection_do_not_show_ours(contact, tmp_
     assert not row.get("failed") and row["connection"] == "driver"
     stacks = (Path(tmp_path) / row["artifacts"]["raw"]).read_text()
     assert "_pf_framing" in stacks and "pyfactories/_writes.py" not in stacks
+
+
+def test_record_times_a_program_that_chose_our_connection(contact, tmp_path):
+    """``record`` on a program of its own that builds its Cluster with ``fastpath.cluster_options()``."""
+    from tests.profiling.test_service import ROOT, standin
+
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "profiling", "record", "--rate", "500", "--out", str(out), "--",
+                           *standin(contact, 4), "--named-tuples", "--pyfactories-connection"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = json.loads((out / "summary.json").read_text())
+    assert "driver reactor: TimerQueueLibevConnection" in (out / "summary.md").read_text()
+    assert "pyfactories/_writes.py" in (out / row["artifacts"]["raw"]).read_text()
+    calls = row["instrumented_ns"]["calls"]
+    assert min(calls["framing"], calls["dispatch"], calls["timers"], calls["request"]) > 0.9 * row["ops"] > 0
+    for category in EVENT_LOOP_REGIONS:
+        assert row["shares"]["instrumented"][category] > 0, category
+    for category in ("deserialization", "framing", "dispatch"):
+        assert row["shares"]["sampled"][category] > 0, (category, row["shares"]["sampled"])
