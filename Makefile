@@ -11,8 +11,10 @@ PY := $(BIN)/python
 DEPS := $(VENV)/.deps-installed
 
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
+# CONNECTION=pyfactories profiles with pyfactories' connection class (fastpath.cluster_options())
 PATTERN ?=
 FACTORY ?=
+CONNECTION ?=
 # three runs of each combination, round-robin, of 10,000 operations each: the default set in minutes
 REPEAT ?= 3
 PROFILE_OPS ?= 10000
@@ -70,7 +72,7 @@ test-integration: build
 	$(PY) -m pytest -m "integration and not matrix"
 
 profile: build
-	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(PROFILE_ARGS)
+	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)
 
 bench: build
 	$(PY) -m benchmarks.run --size full $(BENCH_ARGS)

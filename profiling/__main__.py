@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retries", type=int, default=3, help="async_errback's retries per request")
     run.add_argument("--connection-class", choices=[*client.REACTORS, *client.REFUSED],
                      help="the driver's reactor (default libev when it loads, else asyncio)")
+    run.add_argument("--connection", choices=list(client.CONNECTIONS), default="driver",
+                     help="the reactor's connection class: the driver's (default), or pyfactories' "
+                          "(fastpath.cluster_options(): its timers, compiled framing and coalesced writes; "
+                          "libev and asyncio)")
     run.add_argument("--protocol-version", type=int, help="native protocol version (default: negotiated)")
     run.add_argument("--statement", choices=list(STATEMENTS), default="prepared",
                      help="prepared statements with bound values (default), or simple statements with the "
@@ -145,7 +149,7 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
     # an unknown name or a broken module:function fails here, before any run
     chosen = [factories.resolve(name).name for name in typed]
     reactor = args.connection_class or client.default_reactor()
-    problem = client.reactor_problem(reactor)
+    problem = client.connection_problem(reactor, args.connection)
     if problem:
         raise ValueError(problem)
     kinds = ["read"] if args.read else ["write"] if args.write else ["read", "write"]
@@ -163,7 +167,7 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
         concurrency=args.concurrency, processes=args.processes, retries=args.retries,
         num_columns=args.num_columns, column_type=args.column_type, rows_per_query=args.rows_per_query,
         hosts=[h.strip() for h in (args.hosts or "").split(",") if h.strip()], port=args.port,
-        connection_class=reactor, protocol_version=args.protocol_version, keyspace=args.keyspace,
+        connection_class=reactor, connection=args.connection, protocol_version=args.protocol_version, keyspace=args.keyspace,
         statement=args.statement, request_timeout=args.request_timeout,
         instrumentation=args.instrumentation == "on",
         keep_data=args.keep_data, profiler=args.profiler, rate=args.rate, native=args.native,
@@ -184,6 +188,10 @@ def list_choices() -> None:
     for name in [*client.REACTORS, *client.REFUSED]:
         problem = client.reactor_problem(name)
         print(f"  {name:10} {'available' if problem is None else problem}")
+    print("connections (--connection, with the default reactor " + client.default_reactor() + "):")
+    for name in client.CONNECTIONS:
+        problem = client.connection_problem(client.default_reactor(), name)
+        print(f"  {name:12} {'available' if problem is None else problem}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,12 @@ _GREEN = ("connection class {0!r} is not offered: the driver's {0} reactor needs
 #: Connection classes the driver has and the harness refuses, with the reason.
 REFUSED = {name: _GREEN.format(name) for name in ("gevent", "eventlet")}
 
+#: --connection: the reactor's own connection class (the driver's), or pyfactories' subclass of it
+#: (``fastpath.cluster_options()``: its timer service, compiled framing and coalesced writes).
+CONNECTIONS = ("driver", "pyfactories")
+#: reactor -> the name of pyfactories' class for it in ``pyfactories.connection``.
+OURS = {"libev": "TimerQueueLibevConnection", "asyncio": "TimerQueueAsyncioConnection"}
+
 
 class ReactorUnavailable(RuntimeError):
     pass
@@ -63,10 +69,31 @@ def default_reactor() -> str:
     return "libev" if reactor_problem("libev") is None else "asyncio"
 
 
-def connection_class(name: str) -> type:
-    problem = reactor_problem(name)
+def connection_problem(reactor: str, connection: str = "driver") -> str | None:
+    """Why ``--connection-class reactor --connection connection`` cannot be used here, or None."""
+    problem = reactor_problem(reactor)
+    if problem or connection == "driver":
+        return problem
+    if connection not in CONNECTIONS:
+        return f"unknown connection {connection!r}; choose one of {', '.join(CONNECTIONS)}"
+    if reactor not in OURS:
+        return (f"pyfactories has no connection class for the {reactor} reactor "
+                f"(it has one for {' and '.join(OURS)}); use --connection driver")
+    try:
+        from pyfactories import connection as ours
+    except Exception as exc:
+        return f"pyfactories' connection classes do not load: {exc}"
+    why = ours.DRIVER_UNSUPPORTED or (ours.LIBEV_UNAVAILABLE if reactor == "libev" else ours.ASYNCIO_UNAVAILABLE)
+    return f"pyfactories' connection class is off: {why}" if why else None
+
+
+def connection_class(name: str, connection: str = "driver") -> type:
+    """The class a run's cluster connects with: reactor ``name``'s, the driver's or pyfactories'."""
+    problem = connection_problem(name, connection)
     if problem:
         raise ReactorUnavailable(problem)
+    if connection == "pyfactories":
+        return getattr(importlib.import_module("pyfactories.connection"), OURS[name])
     module, cls, _extra = REACTORS[name]
     return getattr(importlib.import_module(module), cls)
 
@@ -118,7 +145,7 @@ def open_client(spec: RunSpec) -> Client:
     from .cluster import connect
     from .factories import resolve
 
-    options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class),
+    options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class, spec.connection),
                                "request_timeout": spec.request_timeout}
     if spec.protocol_version:
         options["protocol_version"] = spec.protocol_version

@@ -6,21 +6,44 @@ region is therefore a Python wrapper (:func:`profiling.instrument._region`, its
 code named by the region's marker), installed through the driver's own
 extension points and only on the objects the harness made:
 
-* the connection class: a subclass of the cluster's reactor class whose
+* the connection class: a subclass of the cluster's connection class whose
   ``process_io_buffer`` (framing), ``process_msg`` (dispatch) and
   ``create_timer`` (timers) are timed. The cluster creates its next
   connections with it, and the session's open connections take it as their
-  class (same layout: the driver's methods plus the timing);
+  class (same layout: the class's methods plus the timing);
 * each of those connections' segment codec (protocol v5): the driver shares one
   codec between all connections, so each gets a copy whose ``encode`` is timed;
-* the reactor's timer heap (libev and asyncore keep one ``TimerManager`` per
-  process, serving the harness's cluster only): its ``service_timeouts``;
+* the reactor's timer services: the driver's timer heap (libev and asyncore keep
+  one ``TimerManager`` per process, serving the harness's cluster only): its
+  ``service_timeouts``; and pyfactories' timer service of the reactor loop
+  (``pyfactories._timers.TimerService``) when the cluster uses pyfactories'
+  connection class: its ``fire``;
 * ``session.execute_async`` (the request path), as an attribute of the session.
+
+pyfactories' connection classes (``fastpath.cluster_options()``,
+``pyfactories.connection``) are subclasses of the driver's, so the same timed
+subclass fits them: ``process_io_buffer`` is then their compiled framing (one
+call per read, no Python frame inside; the pure-Python twin under
+``PYFACTORIES_NO_EXTENSIONS=1`` shows its frames under the marker),
+``process_msg`` is what their read loop hands each frame to (a class that
+overrides it, as the timed one does, is always called through it: each response
+is timed as dispatch, nested in framing and subtracted from it),
+``create_timer`` adds to their timer service, whose ``fire`` runs the timeouts
+that expire, and ``_enable_checksumming`` gives the connection pyfactories'
+segment codec before its copy is timed. Their coalesced writes
+(``pyfactories._writes``: ``push`` queues, ``handle_read``/``handle_write``
+send) are not a region: a ``push`` counts in the region that sends the request
+(``request``, or ``dispatch`` for a callback that sends the next one), the
+``send()`` on the event-loop thread counts as ``socket``, as the driver's
+``handle_write`` does. Also ``socket``: the libev prepare watcher that re-arms
+their reactor timer (a few attribute reads per loop turn, bound when the loop
+was created, so it cannot be wrapped).
 
 Few wrappers on the hot path, each costs a call (about half a microsecond):
 per request one ``execute_async``, one ``create_timer``, one ``process_msg`` and
 with protocol v5 one segment ``encode``; per read from a socket one
-``process_io_buffer``; per turn of the libev loop one timer service.
+``process_io_buffer``; per turn of the libev loop one timer service (and with
+pyfactories' timers one ``fire`` per expiry of their reactor timer).
 """
 
 from __future__ import annotations
@@ -41,7 +64,9 @@ def _unwrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def timed_connection_class(rec: Recorder, base: type) -> type:
-    """A subclass of the reactor connection class ``base`` with framing, dispatch and timers timed."""
+    """A subclass of the connection class ``base`` (a reactor's, or pyfactories' subclass of one)
+    with framing, dispatch and timers timed, and each connection's segment codec timed once the
+    handshake sets it (``_enable_checksumming``)."""
     base = getattr(base, _BASE, base)
     enable = base._enable_checksumming
 
@@ -71,14 +96,52 @@ def time_segment_codec(rec: Recorder, conn: Any) -> None:
 
 
 def time_timer_service(rec: Recorder, conn_class: type) -> bool:
-    """Time the reactor's timer heap service, if the reactor keeps a ``TimerManager``
-    (libev, asyncore); False if it has none (asyncio schedules timers as tasks)."""
-    module = sys.modules.get(getattr(conn_class, _BASE, conn_class).__module__)
-    timers = getattr(getattr(module, "_global_loop", None), "_timers", None)
-    if timers is None or not hasattr(timers, "service_timeouts"):
-        return False
-    timers.service_timeouts = _region(rec, TIMERS, _unwrapped(timers.service_timeouts), "_pf_timer")
-    return True
+    """Time the reactor's timer services; False if it has none that can be timed.
+
+    The driver's timer heap, if the reactor keeps a ``TimerManager`` (libev, asyncore; the
+    driver's libev loop services it every turn, whatever the connection class); asyncio's
+    timers are tasks. And, for pyfactories' connection classes, their loop's
+    ``TimerService.fire`` (the timeouts that expire, their callbacks included).
+    """
+    base = getattr(conn_class, _BASE, conn_class)
+    timed = False
+    timers = _driver_timer_heap(base)
+    if timers is not None:
+        timers.service_timeouts = _region(rec, TIMERS, _unwrapped(timers.service_timeouts), "_pf_timer")
+        timed = True
+    service = ours_timer_service(base)
+    if service is not None:
+        service.fire = _region(rec, TIMERS, _unwrapped(service.fire), "_pf_timer")
+        timed = True
+    return timed
+
+
+def _driver_timer_heap(base: type) -> Any:
+    """The ``TimerManager`` of the driver's reactor module ``base`` (or a class it derives from)
+    comes from, or None."""
+    for klass in base.__mro__:
+        module = sys.modules.get(klass.__module__)
+        timers = getattr(getattr(module, "_global_loop", None), "_timers", None)
+        if timers is not None and hasattr(timers, "service_timeouts"):
+            return timers
+    return None
+
+
+def ours_timer_service(base: type) -> Any:
+    """The ``pyfactories._timers.TimerService`` that pyfactories' connection class ``base`` (or a
+    subclass of it) gives its timers to, on the reactor loop it runs now; None for any other class
+    or before its reactor is initialized (``Cluster.connect`` does that)."""
+    ours = sys.modules.get("pyfactories.connection")  # never imported: not in use
+    if ours is None:
+        return None
+    try:
+        if issubclass(base, ours.TimerQueueLibevConnection):
+            return ours.libev_timers().service
+        if issubclass(base, ours.TimerQueueAsyncioConnection):
+            return base._timers().service  # made now if no timer was: the timed subclass shares it
+    except RuntimeError:
+        return None
+    return None
 
 
 def install(session: Any, rec: Recorder) -> None:

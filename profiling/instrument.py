@@ -12,13 +12,16 @@ region nested in another is subtracted from the outer one. What is timed:
   (serialization happens at bind time, in :func:`timed_bind`);
 * ``framing``: the connection's ``process_io_buffer`` (cutting the bytes read
   into frames; with protocol v5, segments and their CRC24/CRC32 checksums) and
-  the segment codec's ``encode`` of each request;
+  the segment codec's ``encode`` of each request; with pyfactories' connection
+  class (``--connection pyfactories``) its compiled read loop and codec;
 * ``dispatch``: the connection's ``process_msg`` (stream-id lookup, completing
   the ``ResponseFuture``, its locks, waking the thread waiting on it, running
-  the callbacks chained on it);
+  the callbacks chained on it), called by the read loop for each frame, so
+  nested in ``framing`` and subtracted from it;
 * ``timers``: the connection class's ``create_timer`` (a request timeout per
   request: a timer object, the reactor's heap and the wake-up of its loop) and
-  the reactor's service of its timer heap (libev, asyncore);
+  the reactor's service of its timer heap (libev, asyncore); with pyfactories'
+  connection class, its timer service's ``fire`` (the timeouts that expire);
 * ``request``: ``Session.execute_async`` (routing, query plan, building the
   ``ResponseFuture`` and the message, handing it to a connection);
 * ``wait``: CPU spent inside the execution pattern's blocking calls
@@ -27,7 +30,8 @@ region nested in another is subtracted from the outer one. What is timed:
 The driver hooks are in :mod:`profiling.hooks`. ``socket`` is the CPU of the
 driver's event-loop thread that none of the regions above covers: the reactor
 and its socket calls (the kernel time of ``send``/``recv`` and of waiting for
-sockets); ``other`` is the rest of the process's CPU. The wrappers' code names
+sockets; with pyfactories' connection class, its coalesced writes too); ``other``
+is the rest of the process's CPU. The wrappers' code names
 (:data:`MARKERS`) are what :mod:`profiling.sampling` looks for in py-spy
 stacks, so both methods draw the same boundaries.
 """

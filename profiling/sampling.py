@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from . import regionwindow
-from .factories import of_family
+from .bymodule import by_module as _by_module
 from .instrument import CATEGORIES, LOOP_THREAD_NAMES, MARKERS
 from .truncated import Completion
 from .syscalls import at_wake_site, in_syscall
@@ -152,51 +152,6 @@ def is_idle(frames: list[Frame]) -> bool:
 def _marker(frame: Frame) -> str | None:
     if frame.python and frame.file.endswith(_MARKER_FILE):
         return MARKERS.get(frame.short)
-    return None
-
-
-#: For recordings without the harness's markers (py-spy run on any client): categories by
-#: module and function. Coarser: with the driver's compiled modules, request encoding, the
-#: request path and the frames and dispatch under a reactor's read handler are invisible
-#: (protocol.so both encodes and decodes), and stay with the reactor (socket). What the
-#: driver runs as Python is classified: its reactors (cassandra/io), the v5 segment codec,
-#: and the standard library's futures, events and conditions it completes and wakes.
-_BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
-                     "deserializers": "deserialization", "cython_marshal": "deserialization",
-                     "numpy_parser": "deserialization", "_speedups": "row_factory",
-                     "libevwrapper": "socket", "libev": "socket"}
-_BY_MODULE_PYTHON = [
-    ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",
-                               "recv_row", "read_value"), "deserialization"),
-    ("cassandra/protocol.py", ("encode_message", "send_body", "write_value"), "encode"),
-    ("cassandra/query.py", ("bind",), "encode"),
-    ("cassandra/query.py", tuple(f.attr for f in of_family("driver")), "row_factory"),
-    ("pyfactories/", (), "row_factory"),
-    ("cassandra/segment.py", (), "framing"),
-    ("cassandra/connection.py", ("process_io_buffer", "_process_segment_buffer", "_read_frame_header"),
-     "framing"),
-    ("cassandra/connection.py", ("process_msg",), "dispatch"),
-    ("cassandra/connection.py", ("create_timer", "add_timer", "service_timeouts", "finish"), "timers"),
-    ("cassandra/cluster.py", ("execute_async", "_create_response_future", "send_request", "_query"),
-     "request"),
-    ("cassandra/cluster.py", ("_set_result", "_set_final_result", "_set_final_exception"), "dispatch"),
-    ("cassandra/io/", ("create_timer", "add_timer", "_update_timer", "_on_loop_timer",
-                       "_call_delayed_coro"), "timers"),
-    ("cassandra/io/", ("push",), "request"),
-    ("cassandra/io/", (), "socket"),
-    ("threading.py", ("set", "notify", "notify_all"), "dispatch"),
-    ("concurrent/futures/_base.py", ("set_result", "set_exception", "_invoke_callbacks"), "dispatch"),
-]
-
-
-def _by_module(frame: Frame) -> str | None:
-    if not frame.python:
-        lib = frame.file.rsplit("/", 1)[-1].split(".", 1)[0].split("-", 1)[0]
-        return _BY_MODULE_NATIVE.get(lib)
-    path = frame.file.replace("\\", "/")
-    for part, names, category in _BY_MODULE_PYTHON:
-        if part in path and (not names or frame.short in names):
-            return category
     return None
 
 

@@ -22,7 +22,7 @@ CONNECT_TIMEOUT_S = 5.0
 
 
 def _connect(opts: Options, **options: Any) -> tuple[Any, Any]:
-    return connect(opts.contact(), connection_class=connection_class(opts.connection_class),
+    return connect(opts.contact(), connection_class=connection_class(opts.connection_class, opts.connection),
                    connect_timeout=CONNECT_TIMEOUT_S, control_connection_timeout=CONNECT_TIMEOUT_S, **options)
 
 
@@ -112,7 +112,7 @@ def skipped(opts: Options, runs_made: int) -> str:
 def write_reports(opts: Options, rows: list[dict[str, Any]], interrupted: str | None = None,
                   runs_made: int = 0) -> None:
     meta = {"command": opts.command, "driver": publish.driver_version(),
-            "reactor": opts.connection_class, "ops per run": opts.num_ops,
+            "reactor": opts.connection_class, "connection": opts.connection, "ops per run": opts.num_ops,
             "requests": f"{opts.statement} statements, timeout "
                         f"{'none' if opts.request_timeout is None else f'{opts.request_timeout:g} s'}",
             "instrumentation": "on" if opts.instrumentation else "off",

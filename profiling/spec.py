@@ -26,7 +26,8 @@ class RunSettings:
 
     hosts: list[str] = field(default_factory=list)  # empty: the project's local node
     port: int | None = None
-    connection_class: str = "libev"
+    connection_class: str = "libev"  # the reactor
+    connection: str = "driver"  # the reactor's connection class: the driver's, or "pyfactories" (ours)
     protocol_version: int | None = None
     num_ops: int = 4000
     threads: int = 1
@@ -71,7 +72,8 @@ class RunSpec(RunSettings):
         return {"pattern": self.pattern, "factory": self.factory, "workload": self.workload.kind,
                 "num_ops": self.num_ops, "threads": self.threads, "concurrency": self.concurrency,
                 "processes": self.processes if self.multiprocess else 1,
-                "connection_class": self.connection_class, "statement": self.workload.statement,
+                "connection_class": self.connection_class, "connection": self.connection,
+                "statement": self.workload.statement,
                 "num_columns": self.workload.num_columns, "column_type": self.workload.column_type,
                 "request_timeout": self.request_timeout,
                 "instrumentation": "on" if self.instrumentation else "off"}

@@ -124,7 +124,7 @@ def warm_node(settings: Any, workload: Any, min_s: float, max_s: float,
     from .client import connection_class
     from .cluster import connect
 
-    options: dict[str, Any] = {"connection_class": connection_class(settings.connection_class),
+    options: dict[str, Any] = {"connection_class": connection_class(settings.connection_class, settings.connection),
                                "row_factory": tuple_factory}
     if settings.protocol_version:
         options["protocol_version"] = settings.protocol_version

@@ -37,13 +37,20 @@ def main() -> int:
     parser.add_argument("--counters", help="file SIGUSR1 appends the counters to")
     parser.add_argument("--named-tuples", action="store_true",
                         help="the driver's named_tuple_factory instead of the planted cost")
+    parser.add_argument("--pyfactories-connection", action="store_true",
+                        help="pyfactories' connection class (fastpath.cluster_options()) instead of the driver's")
     args = parser.parse_args()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     if args.counters:
         signal.signal(signal.SIGUSR1, lambda *_: _append_counters(args.counters))
-    cluster = Cluster(args.hosts.split(","), port=args.port)
+    options = {}
+    if args.pyfactories_connection:
+        from pyfactories import fastpath
+
+        options = fastpath.cluster_options()
+    cluster = Cluster(args.hosts.split(","), port=args.port, **options)
     session = cluster.connect()
     try:
         _load(session, args.keyspace, args.rows)

@@ -65,7 +65,10 @@ def test_errors_are_counted_not_hidden(session, name):
     assert t["sent"] == 40 + t["retries"]  # every request sent is counted, retries too
 
 
-def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_path, monkeypatch):
+@pytest.mark.parametrize("connection", ["driver", "pyfactories"])
+def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_path, monkeypatch, connection):
+    """Both methods find the cost planted in the row factory, on the driver's connection class and on
+    pyfactories' (compiled framing, its timers and coalesced writes)."""
     from tests.profiling.slow_factory import loops_for
 
     # Many rows per query: the planted cost dwarfs the per-query I/O, where the sampled
@@ -78,7 +81,8 @@ def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_
     slow = "tests.profiling.slow_factory:slow_tuple_factory"
     base, planted = run_harness(contact, tmp_path, patterns=["execute_concurrent"],
                                 factories=["tuple", slow], kinds=["read"], num_ops=n,
-                                rows_per_query=rows_per_query, profiler="pyspy", rate=1000)
+                                rows_per_query=rows_per_query, profiler="pyspy", rate=1000,
+                                connection=connection)
     # The measured pass is the run's last n queries (the client's warm-up comes before it): what the
     # factory burned in those calls, not a per-row average over the warm-up too, whose cost per row
     # drifts with what else runs on the machine.

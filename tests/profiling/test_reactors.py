@@ -1,6 +1,7 @@
 """Every connection class the harness offers works against the real node, or is refused with
 its reason: what ``python -m profiling list`` says decides which."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -16,11 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_profile_test"
 
 
-def _listed():
+def _listed(heading="connection classes:"):
+    """The lines of the section of ``python -m profiling list`` under ``heading``, by name."""
     out = subprocess.run([sys.executable, "-m", "profiling", "list"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
-    section = out.split("connection classes:\n", 1)[1]
-    return dict(line.strip().split(None, 1) for line in section.splitlines() if line.startswith("  "))
+    section = out.split(f"\n{heading}", 1)[1].split("\n", 1)[1]
+    lines = itertools.takewhile(lambda line: line.startswith("  "), section.splitlines())
+    return dict(line.strip().split(None, 1) for line in lines)
 
 
 LISTED = _listed()

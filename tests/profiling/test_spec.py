@@ -16,7 +16,8 @@ def _options(**changes):
 
 def test_every_shared_field_comes_from_the_options():
     """No field is copied by hand: change each one and it reaches the run."""
-    changed = {"hosts": ["10.1.2.3"], "port": 9999, "connection_class": "asyncio", "protocol_version": 4,
+    changed = {"hosts": ["10.1.2.3"], "port": 9999, "connection_class": "asyncio", "connection": "pyfactories",
+               "protocol_version": 4,
                "num_ops": 7, "threads": 3, "concurrency": 11, "processes": 5, "retries": 9, "warmup": 13,
                "request_timeout": None, "instrumentation": False}
     assert set(changed) == set(RunSettings().settings())
@@ -34,7 +35,7 @@ def test_the_spec_crosses_to_the_child_unchanged():
     record = spec.record()
     assert record == {"pattern": "sync", "factory": "cached_named_tuple", "workload": "read", "num_ops": 4000,
                       "threads": 1, "concurrency": 120, "processes": 1, "connection_class": "libev",
-                      "statement": "prepared", "request_timeout": 30.0, "instrumentation": "on",
+                      "connection": "driver", "statement": "prepared", "request_timeout": 30.0, "instrumentation": "on",
                       "num_columns": 5, "column_type": "text"}
     pooled = dataclasses.replace(spec, pattern="multiprocess_concurrent", processes=3)
     assert pooled.record()["processes"] == 3
