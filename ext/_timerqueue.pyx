@@ -101,6 +101,7 @@ cdef class TimerService:
     cdef double _resolution
     cdef dict _queues  # bucket -> _Queue
     cdef readonly list _heads  # heap of (deadline, bucket)
+    cdef dict __dict__  # a tool may replace a method on one service (the profiler times its fire)
     cdef _Lock _lock
     #: the earliest wake-up requested from the loop (INF: none); no pending deadline is earlier
     cdef public double wake_at

@@ -76,7 +76,8 @@ def test_our_timer_service_fires_inside_the_timers_region_on_the_loop(contact, r
         assert fired.wait(10)
         d = instrument.delta(before, rec.snapshot())
         assert seen["thread"] in instrument.LOOP_THREAD_NAMES
-        assert seen["callers"][:2] == ["fire", "_pf_timer"]  # run by our service, inside its timed wrapper
+        # run by our service (compiled, its fire leaves no Python frame), inside its timed wrapper
+        assert seen["callers"][0] in ("fire", "_pf_timer") and "_pf_timer" in seen["callers"][:2]
         assert d["calls"]["timers"] >= 2 and d["regions_on_loop_ns"]["timers"] > 0
     finally:
         cluster.shutdown()
