@@ -4,6 +4,7 @@
     fastpath.enable(session, rows="named")   # or rows="dict"
     ...
     fastpath.disable(session)                # back to the driver's path
+    bound = fastpath.bind(prepared, values)  # prepared.bind(values), compiled (pyfactories.binding)
 
 ``enable`` adds a request-init listener (``Session.add_request_init_listener``)
 to that session, and changes nothing else: every request the session starts
@@ -21,6 +22,10 @@ is routed by the row factory its execution profile (or the legacy
   the driver as usual (its errors are that request's error);
 * anything else (an application's own function, the driver's
   ``ordered_dict_factory``, DSE graph factories): the driver's own path, untouched.
+
+``enable`` also makes the statements ``session.prepare`` returns bind their values with
+``pyfactories.binding.bind`` (the driver's ``BoundStatement``, for less CPU; ``binds=False`` leaves
+them the driver's): see ``pyfactories.binding`` for how, without changing the driver's modules.
 
 A routed request's future gets one of this module's protocol handlers (a
 subclass of the driver's ``ProtocolHandler`` whose RESULT message decodes rows
@@ -54,7 +59,8 @@ import cassandra
 from cassandra import protocol
 from cassandra.cluster import Session
 
-from . import __impl__, _driver, _impl
+from . import __impl__, _driver, _impl, binding
+from .binding import bind
 
 ROWS = ("named", "dict")
 
@@ -176,10 +182,11 @@ def is_enabled(session: Session) -> bool:
     return getattr(session, "_pyfactories_fastpath", None) is not None
 
 
-def enable(session: Session, rows: str = "named") -> bool:
+def enable(session: Session, rows: str = "named", binds: bool = True) -> bool:
     """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path.
 
-    ``rows``: what requests whose factory is the driver's ``named_tuple_factory`` (its default) get.
+    ``rows``: what requests whose factory is the driver's ``named_tuple_factory`` (its default) get;
+    ``binds``: the statements ``session.prepare`` returns are bound by ``pyfactories.binding.bind``.
     """
     _check_rows(rows)
     if not AVAILABLE:
@@ -200,12 +207,15 @@ def enable(session: Session, rows: str = "named") -> bool:
     listener = _LISTENERS[rows]
     session.add_request_init_listener(listener)
     session._pyfactories_fastpath = (rows, listener)  # type: ignore[attr-defined]
+    if binds:
+        binding.install(session)
     return True
 
 
 def disable(session: Session) -> None:
     """Put ``session`` back on the driver's path (a no-op when the fast path is off)."""
     state = getattr(session, "_pyfactories_fastpath", None)
+    binding.uninstall(session)
     if state is None:
         return
     _, listener = state

@@ -1,0 +1,235 @@
+# cython: language_level=3
+"""``PreparedStatement.bind`` compiled: the driver's ``BoundStatement`` for less work.
+
+Behaviour is that of the pure-Python specification ``pyfactories._bindspec`` (which also makes
+the per-statement plans, once per prepared statement): the values of the common types are
+serialized here, every other value by the column type's own ``serialize``, and whole binds the
+plan does not cover by the driver's ``BoundStatement.bind``.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.datetime cimport (datetime_day, datetime_hour, datetime_microsecond, datetime_minute,
+                               datetime_month, datetime_second, datetime_tzinfo, datetime_year, import_datetime)
+from cpython.exc cimport PyErr_Clear
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport Py_INCREF
+from cpython.unicode cimport PyUnicode_AsUTF8String
+from libc.string cimport memcpy
+
+import datetime as _datetime
+import uuid as _uuid
+
+from cassandra.query import UNSET_VALUE, BoundStatement
+
+from pyfactories import _bindspec as spec
+
+cdef extern from "Python.h":
+    int PyFloat_Pack8(double x, char *p, int le)
+    int PyFloat_Pack4(double x, char *p, int le)
+    bint PyUnicode_IS_ASCII(object o)
+
+import_datetime()
+
+cdef object _UNSET = UNSET_VALUE
+cdef object _BOUND = BoundStatement
+cdef object _NEW_BOUND = BoundStatement.__new__
+cdef object _DATETIME = _datetime.datetime
+cdef object _UUID = _uuid.UUID
+cdef str _PLAN = spec.PLAN_ATTRIBUTE + "_compiled"  # the specification's plans are its own
+cdef tuple _SERIAL = spec.SERIAL
+cdef enum:
+    DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII, BLOB, TIMESTAMP, UUID
+assert (DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII, BLOB, TIMESTAMP, UUID) == (
+    spec.DELEGATE, spec.INT32, spec.INT64, spec.INT16, spec.INT8, spec.BOOLEAN, spec.DOUBLE, spec.FLOAT,
+    spec.UTF8, spec.ASCII, spec.BLOB, spec.TIMESTAMP, spec.UUID)
+
+
+cdef class BindPlan:
+    """What ``bind`` needs of a prepared statement (``_bindspec.plan_fields``), and what it was made for."""
+    cdef readonly object meta, routing_key_indexes, protocol_version, encryption
+    cdef readonly bint covered
+    cdef readonly bytes kinds
+    cdef readonly tuple types, names, routing_indexes
+    cdef readonly bytes routing_flags
+    cdef Py_ssize_t count
+
+    def __init__(self, prepared):
+        (self.meta, self.routing_key_indexes, self.protocol_version, self.encryption) = spec.plan_key(prepared)
+        covered, kinds, self.types, self.names, flags, self.routing_indexes = spec.plan_fields(prepared)
+        self.covered = covered
+        self.kinds = bytes(kinds)
+        self.routing_flags = bytes(flags)
+        self.count = len(kinds)
+
+
+cdef inline BindPlan _plan_of(prepared):
+    cdef dict attributes = prepared.__dict__
+    found = attributes.get(_PLAN)
+    cdef BindPlan plan = found if type(found) is BindPlan else None
+    if (plan is None or plan.meta is not prepared.column_metadata
+            or plan.routing_key_indexes is not prepared.routing_key_indexes
+            or plan.protocol_version is not prepared.protocol_version
+            or plan.encryption is not prepared.column_encryption_policy):
+        plan = BindPlan(prepared)
+        attributes[_PLAN] = plan
+    return plan
+
+
+cdef inline bytes _pack_integer(long long number, int size):
+    cdef bytes data = PyBytes_FromStringAndSize(NULL, size)
+    cdef unsigned char *out = <unsigned char *>PyBytes_AS_STRING(data)
+    cdef unsigned long long bits = <unsigned long long>number
+    cdef int i
+    for i in range(size - 1, -1, -1):
+        out[i] = bits & 0xFF
+        bits >>= 8
+    return data
+
+
+cdef inline long long _days_from_civil(long long year, long long month, long long day):
+    """Days since 1970-01-01 of a proleptic Gregorian date (years 1 to 9999), as ``calendar.timegm`` counts."""
+    year -= month <= 2
+    cdef long long era = year // 400
+    cdef long long year_of_era = year - era * 400
+    cdef long long day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    cdef long long day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+cdef inline object _timestamp(object value):
+    """``_bindspec.timestamp_millis`` packed, for a naive ``datetime``."""
+    cdef long long seconds = (_days_from_civil(datetime_year(value), datetime_month(value), datetime_day(value)) * 86400
+                              + datetime_hour(value) * 3600 + datetime_minute(value) * 60 + datetime_second(value))
+    cdef double millis = <double>seconds * 1e3 + <double>datetime_microsecond(value) / 1e3
+    return _pack_integer(<long long>millis, 8)
+
+
+cdef object _serialize_fast(int kind, object value):
+    """``_bindspec.serialize_fast``: the driver's bytes, or None for the driver's ``serialize``."""
+    cdef type cls = type(value)
+    cdef long long number
+    cdef int overflow, size
+    cdef bytes data
+    if kind == INT32 or kind == INT64 or kind == INT16 or kind == INT8:
+        if cls is not int:
+            return None
+        number = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow:
+            return None
+        size = 4 if kind == INT32 else 8 if kind == INT64 else 2 if kind == INT16 else 1
+        if size < 8 and not (-(1LL << (size * 8 - 1)) <= number < (1LL << (size * 8 - 1))):
+            return None
+        return _pack_integer(number, size)
+    if kind == BOOLEAN:
+        if cls is bool:
+            return b"\x01" if value is True else b"\x00"
+    elif kind == DOUBLE or kind == FLOAT:
+        if cls is float:
+            size = 8 if kind == DOUBLE else 4
+            data = PyBytes_FromStringAndSize(NULL, size)
+            if (PyFloat_Pack8(PyFloat_AS_DOUBLE(value), PyBytes_AS_STRING(data), 0) if size == 8 else
+                    PyFloat_Pack4(PyFloat_AS_DOUBLE(value), PyBytes_AS_STRING(data), 0)) < 0:
+                PyErr_Clear()  # out of range for a float: the driver's serialize raises its error
+                return None
+            return data
+    elif kind == UTF8:
+        if cls is str:
+            try:
+                return PyUnicode_AsUTF8String(value)
+            except UnicodeEncodeError:
+                return None
+    elif kind == ASCII:
+        if cls is str and PyUnicode_IS_ASCII(value):
+            return PyUnicode_AsUTF8String(value)
+    elif kind == BLOB:
+        if cls is bytes:
+            return value
+    elif kind == TIMESTAMP:
+        if cls is _DATETIME and datetime_tzinfo(value) is None:
+            return _timestamp(value)
+    elif kind == UUID:
+        if cls is _UUID:
+            return value.bytes
+    return None
+
+
+cdef object _routing_key(list values, tuple indexes):
+    """``_bindspec.routing_key``."""
+    cdef Py_ssize_t count = len(indexes), total = 0, size, i
+    if count == 1:
+        return values[<Py_ssize_t>indexes[0]]
+    if count == 0:
+        return None
+    for i in range(count):
+        part = values[<Py_ssize_t>indexes[i]]
+        if type(part) is not bytes or PyBytes_GET_SIZE(part) > 0xFFFF:
+            return None
+        total += PyBytes_GET_SIZE(part) + 3
+    cdef bytes key = PyBytes_FromStringAndSize(NULL, total)
+    cdef unsigned char *out = <unsigned char *>PyBytes_AS_STRING(key)
+    for i in range(count):
+        part = values[<Py_ssize_t>indexes[i]]
+        size = PyBytes_GET_SIZE(part)
+        out[0] = (size >> 8) & 0xFF
+        out[1] = size & 0xFF
+        memcpy(out + 2, PyBytes_AS_STRING(part), size)
+        out[size + 2] = 0
+        out += size + 3
+    return key
+
+
+cdef object _new_bound(prepared, meta):
+    """``_bindspec.new_bound``."""
+    serial = prepared.serial_consistency_level
+    if serial is not None and serial not in _SERIAL:
+        return None
+    bound = _NEW_BOUND(_BOUND)
+    bound.prepared_statement = prepared
+    bound.retry_policy = prepared.retry_policy
+    bound.consistency_level = prepared.consistency_level
+    bound._serial_consistency_level = serial
+    bound.fetch_size = prepared.fetch_size
+    bound.custom_payload = prepared.custom_payload
+    bound.is_idempotent = prepared.is_idempotent
+    if meta:
+        bound.keyspace = meta[0].keyspace_name
+    return bound
+
+
+def bind(prepared, values):
+    """``prepared.bind(values)`` as the driver does it (``pyfactories._bindspec.bind``)."""
+    cdef BindPlan plan = _plan_of(prepared)
+    cdef Py_ssize_t i, given, count = plan.count
+    cdef const unsigned char *kinds = plan.kinds
+    cdef const unsigned char *routing = plan.routing_flags
+    meta = prepared.column_metadata
+    if values is None:
+        values = ()
+    bound = _new_bound(prepared, meta) if plan.covered else None
+    cls = type(values)
+    if bound is None or (cls is not list and cls is not tuple and cls is not dict):
+        return _BOUND(prepared).bind(values)
+    if cls is dict:
+        values = [(<dict>values).get(name, _UNSET) for name in plan.names]
+    given = len(values)
+    if given > count:
+        raise spec.too_many(given, count)
+    cdef list serialized = PyList_New(count)
+    for i in range(count):
+        value = values[i] if i < given else _UNSET
+        if value is None or value is _UNSET:
+            if value is _UNSET and routing[i]:
+                raise spec.unset_in_routing_key(plan.names[i])
+            data = value
+        else:
+            data = _serialize_fast(kinds[i], value)
+            if data is None:
+                data = spec.serialize_column(plan.types[i], plan.names[i], value, plan.protocol_version)
+        Py_INCREF(data)
+        PyList_SET_ITEM(serialized, i, data)
+    bound.raw_values = values
+    bound.values = serialized
+    bound._routing_key = _routing_key(serialized, plan.routing_indexes)
+    return bound

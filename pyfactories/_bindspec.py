@@ -1,0 +1,230 @@
+"""The specification of ``pyfactories._binding``: ``PreparedStatement.bind``, the driver's result for less work.
+
+``bind(prepared, values)`` returns the driver's own ``BoundStatement``, in the state the driver's
+``prepared.bind(values)`` leaves it (the same attributes, ``values`` and ``raw_values``), with its
+routing key already computed (the one the driver's ``routing_key`` property would compute from those
+values, so reading it gives the same bytes).
+
+What is faster: a *plan* per prepared statement (kept on the statement, rebuilt when its columns,
+routing key or protocol version change) names each column's *kind*; a value of exactly the Python
+type that kind expects (``int`` for int/bigint/smallint/tinyint/counter in range, ``bool``, ``float``,
+``str``, ``bytes``, a naive ``datetime``, ``uuid.UUID``) is serialized here, to the bytes the driver's
+``serialize`` gives it. Every other value (subclasses, out-of-range or wrong-type values, collections,
+UDTs, decimals...) goes to the column type's own ``serialize``, with the driver's error wrapping, so
+the bytes and the errors are always the driver's.
+
+Whole binds the plan does not cover go to the driver's ``BoundStatement.bind``: protocol versions
+before 4, a column encryption policy, values that are neither a list, a tuple nor a dict, and a
+driver whose ``BoundStatement`` starts with other attributes than the ones set here.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import struct
+import uuid
+
+from cassandra import ConsistencyLevel, cqltypes
+from cassandra.query import UNSET_VALUE, BoundStatement
+
+#: Kinds of column: serialized by the driver's ``serialize`` (``DELEGATE``) or here.
+DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII, BLOB, TIMESTAMP, UUID = range(13)
+INTEGER_BITS = {INT32: 32, INT64: 64, INT16: 16, INT8: 8}
+_KIND_OF_TYPE = {
+    cqltypes.Int32Type: INT32, cqltypes.LongType: INT64, cqltypes.CounterColumnType: INT64,
+    cqltypes.ShortType: INT16, cqltypes.ByteType: INT8, cqltypes.BooleanType: BOOLEAN,
+    cqltypes.DoubleType: DOUBLE, cqltypes.FloatType: FLOAT, cqltypes.UTF8Type: UTF8,
+    cqltypes.VarcharType: UTF8, cqltypes.AsciiType: ASCII, cqltypes.BytesType: BLOB,
+    cqltypes.DateType: TIMESTAMP, cqltypes.UUIDType: UUID, cqltypes.TimeUUIDType: UUID,
+}  # fmt: skip
+SERIAL = (ConsistencyLevel.SERIAL, ConsistencyLevel.LOCAL_SERIAL)
+PLAN_ATTRIBUTE = "_pyfactories_bind_plan"
+#: The attributes ``BoundStatement(prepared)`` sets (with ``keyspace`` when the statement has columns).
+INIT_ATTRIBUTES = frozenset({"prepared_statement", "retry_policy", "consistency_level", "_serial_consistency_level",
+                             "fetch_size", "custom_payload", "is_idempotent", "values", "_routing_key"})
+_TIMESTAMP_PROBES = (datetime.datetime(2024, 1, 2, 3, 4, 5, 678000), datetime.datetime(1, 1, 1),
+                     datetime.datetime(9999, 12, 31, 23, 59, 59, 999999), datetime.datetime(1969, 12, 31, 23, 59, 59, 1),
+                     datetime.datetime(2262, 4, 11, 23, 47, 16, 854775))
+
+
+def timestamp_millis(value: datetime.datetime) -> int:
+    """Milliseconds since the epoch of a naive ``datetime``, rounded as cassandra-driver's ``DateType`` does
+    (through a double)."""
+    seconds = calendar.timegm((value.year, value.month, value.day, value.hour, value.minute, value.second))
+    return int(seconds * 1e3 + value.microsecond / 1e3)
+
+
+def _driver_timestamps_match() -> bool:
+    """Whether the installed driver serializes timestamps as ``timestamp_millis`` does (else they are its)."""
+    return all(cqltypes.DateType.serialize(v, 4) == struct.pack(">q", timestamp_millis(v)) for v in _TIMESTAMP_PROBES)
+
+
+TIMESTAMPS_MATCH = _driver_timestamps_match()
+
+
+def kind_of(col_type: type) -> int:
+    """The kind of a column's type class: only the driver's own classes (never a subclass) are served here."""
+    kind = _KIND_OF_TYPE.get(col_type, DELEGATE)
+    return DELEGATE if kind == TIMESTAMP and not TIMESTAMPS_MATCH else kind
+
+
+def plan_key(prepared) -> tuple:
+    """What a plan was made for: it is rebuilt when any of these is another object."""
+    return (prepared.column_metadata, prepared.routing_key_indexes, prepared.protocol_version,
+            prepared.column_encryption_policy)
+
+
+def plan_fields(prepared) -> tuple:
+    """``(covered, kinds, types, names, routing_flags, routing_indexes)`` of a prepared statement.
+
+    ``covered`` is False when whole binds of it go to the driver's ``bind`` (see the module's docstring);
+    ``routing_flags[i]``: column i is part of the routing key."""
+    meta = prepared.column_metadata or []
+    indexes = tuple(prepared.routing_key_indexes or ())
+    template = vars(BoundStatement(prepared))
+    expected = INIT_ATTRIBUTES | {"keyspace"} if meta else INIT_ATTRIBUTES
+    covered = (prepared.protocol_version >= 4 and prepared.column_encryption_policy is None
+               and set(template) == expected)
+    return (covered, tuple(kind_of(c.type) for c in meta), tuple(c.type for c in meta),
+            tuple(c.name for c in meta), tuple(i in indexes for i in range(len(meta))), indexes)
+
+
+def new_bound(prepared, meta) -> BoundStatement:
+    """A ``BoundStatement`` in the state the driver's ``BoundStatement(prepared)`` leaves it (``values``
+    and ``raw_values`` are the caller's); None if its serial consistency would be refused."""
+    serial = prepared.serial_consistency_level
+    if serial is not None and serial not in SERIAL:
+        return None
+    bound = BoundStatement.__new__(BoundStatement)
+    bound.prepared_statement = prepared
+    bound.retry_policy = prepared.retry_policy
+    bound.consistency_level = prepared.consistency_level
+    bound._serial_consistency_level = serial
+    bound.fetch_size = prepared.fetch_size
+    bound.custom_payload = prepared.custom_payload
+    bound.is_idempotent = prepared.is_idempotent
+    if meta:
+        bound.keyspace = meta[0].keyspace_name
+    return bound
+
+
+def serialize_fast(kind: int, value):
+    """The driver's bytes for ``value`` in a column of ``kind``, or None when the driver's ``serialize``
+    must do it (the value is not exactly of the type the kind expects, or out of its range)."""
+    cls = type(value)
+    if kind in INTEGER_BITS:
+        half = 1 << (INTEGER_BITS[kind] - 1)
+        if cls is int and -half <= value < half:
+            return value.to_bytes(INTEGER_BITS[kind] // 8, "big", signed=True)
+    elif kind == BOOLEAN:
+        if cls is bool:
+            return b"\x01" if value else b"\x00"
+    elif kind == DOUBLE:
+        if cls is float:
+            return struct.pack(">d", value)
+    elif kind == FLOAT:
+        if cls is float:
+            try:
+                return struct.pack(">f", value)
+            except OverflowError:
+                return None
+    elif kind == UTF8:
+        if cls is str:
+            try:
+                return value.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+    elif kind == ASCII:
+        if cls is str and value.isascii():
+            return value.encode("ascii")
+    elif kind == BLOB:
+        if cls is bytes:
+            return value
+    elif kind == TIMESTAMP:
+        if cls is datetime.datetime and value.tzinfo is None:
+            return struct.pack(">q", timestamp_millis(value))
+    elif kind == UUID:
+        if cls is uuid.UUID:
+            return value.bytes
+    return None
+
+
+def serialize_column(col_type, name: str, value, protocol_version: int):
+    """The driver's ``serialize`` of one value, its errors wrapped as ``BoundStatement.bind`` wraps them."""
+    try:
+        return col_type.serialize(value, protocol_version)
+    except (TypeError, struct.error) as exc:
+        raise TypeError('Received an argument of invalid type for column "%s". Expected: %s, Got: %s; (%s)'
+                        % (name, col_type, type(value), exc))
+
+
+def unset_in_routing_key(name: str) -> ValueError:
+    return ValueError("Cannot bind UNSET_VALUE as a part of the routing key '%s'" % name)
+
+
+def too_many(got: int, expected: int) -> ValueError:
+    return ValueError("Too many arguments provided to bind() (got %d, expected %d)" % (got, expected))
+
+
+def routing_key(values: list, indexes: tuple):
+    """The key the driver's ``BoundStatement.routing_key`` computes from ``values``; None where the driver
+    would compute it later (no key, or a composite key with a part that is not bytes of up to 65535)."""
+    if len(indexes) == 1:
+        return values[indexes[0]]
+    parts = [values[i] for i in indexes]
+    if not indexes or not all(type(p) is bytes and len(p) <= 0xFFFF for p in parts):
+        return None
+    return b"".join(len(p).to_bytes(2, "big") + p + b"\x00" for p in parts)
+
+
+class BindPlan:
+    __slots__ = ("key", "covered", "kinds", "types", "names", "routing_flags", "routing_indexes")
+
+    def __init__(self, prepared) -> None:
+        self.key = plan_key(prepared)
+        (self.covered, self.kinds, self.types, self.names, self.routing_flags,
+         self.routing_indexes) = plan_fields(prepared)
+
+
+def plan_of(prepared) -> BindPlan:
+    """The prepared statement's plan, made on its first bind and when what it was made for changed."""
+    plan = prepared.__dict__.get(PLAN_ATTRIBUTE)
+    if plan is None or any(a is not b for a, b in zip(plan.key, plan_key(prepared))):
+        plan = BindPlan(prepared)
+        prepared.__dict__[PLAN_ATTRIBUTE] = plan
+    return plan
+
+
+def bind(prepared, values) -> BoundStatement:
+    """``prepared.bind(values)`` as the driver does it: see the module's docstring."""
+    plan = plan_of(prepared)
+    meta = prepared.column_metadata
+    if values is None:
+        values = ()
+    bound = new_bound(prepared, meta) if plan.covered else None
+    if bound is None or type(values) not in (list, tuple, dict):
+        return BoundStatement(prepared).bind(values)
+    if type(values) is dict:
+        values = [values.get(name, UNSET_VALUE) for name in plan.names]
+    count = len(plan.kinds)
+    if len(values) > count:
+        raise too_many(len(values), count)
+    serialized = []
+    for i in range(count):
+        value = values[i] if i < len(values) else UNSET_VALUE
+        if value is None:
+            serialized.append(None)
+        elif value is UNSET_VALUE:
+            if plan.routing_flags[i]:
+                raise unset_in_routing_key(plan.names[i])
+            serialized.append(UNSET_VALUE)
+        else:
+            data = serialize_fast(plan.kinds[i], value)
+            if data is None:
+                data = serialize_column(plan.types[i], plan.names[i], value, prepared.protocol_version)
+            serialized.append(data)
+    bound.raw_values = values
+    bound.values = serialized
+    bound._routing_key = routing_key(serialized, plan.routing_indexes)
+    return bound
