@@ -60,9 +60,10 @@ from cassandra import protocol
 from cassandra.cluster import Session
 
 from . import __impl__, _driver, _impl, binding
-from .binding import bind
 
 ROWS = ("named", "dict")
+#: ``prepared.bind(values)``, the driver's ``BoundStatement`` for less CPU (``pyfactories.binding``).
+bind = binding.bind
 
 
 def _why_unavailable() -> str | None:
