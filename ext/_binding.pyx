@@ -49,7 +49,7 @@ assert (DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII
 cdef class BindPlan:
     """What ``bind`` needs of a prepared statement (``_bindspec.plan_fields``), and what it was made for."""
     cdef readonly object meta, routing_key_indexes, protocol_version, encryption
-    cdef readonly bint covered
+    cdef readonly bint covered, sets_table
     cdef readonly bytes kinds
     cdef readonly tuple types, names, routing_indexes
     cdef readonly bytes routing_flags
@@ -57,8 +57,8 @@ cdef class BindPlan:
 
     def __init__(self, prepared):
         (self.meta, self.routing_key_indexes, self.protocol_version, self.encryption) = spec.plan_key(prepared)
-        covered, kinds, self.types, self.names, flags, self.routing_indexes = spec.plan_fields(prepared)
-        self.covered = covered
+        covered, sets_table, kinds, self.types, self.names, flags, self.routing_indexes = spec.plan_fields(prepared)
+        self.covered, self.sets_table = covered, sets_table
         self.kinds = bytes(kinds)
         self.routing_flags = bytes(flags)
         self.count = len(kinds)
@@ -180,7 +180,10 @@ cdef object _routing_key(list values, tuple indexes):
     return key
 
 
-cdef object _new_bound(prepared, meta):
+cdef object _positional = spec.positional  # lists and tuples themselves never get there
+
+
+cdef object _new_bound(prepared, meta, bint sets_table):
     """``_bindspec.new_bound``."""
     serial = prepared.serial_consistency_level
     if serial is not None and serial not in _SERIAL:
@@ -195,6 +198,8 @@ cdef object _new_bound(prepared, meta):
     bound.is_idempotent = prepared.is_idempotent
     if meta:
         bound.keyspace = meta[0].keyspace_name
+        if sets_table:
+            bound.table = meta[0].table_name
     return bound
 
 
@@ -207,9 +212,9 @@ def bind(prepared, values):
     meta = prepared.column_metadata
     if values is None:
         values = ()
-    bound = _new_bound(prepared, meta) if plan.covered else None
+    bound = _new_bound(prepared, meta, plan.sets_table) if plan.covered else None
     cls = type(values)
-    if bound is None or (cls is not list and cls is not tuple and cls is not dict):
+    if bound is None or not (cls is list or cls is tuple or cls is dict or _positional(values)):
         return _BOUND(prepared).bind(values)
     if cls is dict:
         values = [(<dict>values).get(name, _UNSET) for name in plan.names]

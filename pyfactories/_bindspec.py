@@ -14,8 +14,10 @@ UDTs, decimals...) goes to the column type's own ``serialize``, with the driver'
 the bytes and the errors are always the driver's.
 
 Whole binds the plan does not cover go to the driver's ``BoundStatement.bind``: protocol versions
-before 4, a column encryption policy, values that are neither a list, a tuple nor a dict, and a
-driver whose ``BoundStatement`` starts with other attributes than the ones set here.
+before 4, a column encryption policy, a statement without column metadata, values that are neither a
+``dict`` nor a list or tuple (or a subclass of one that indexes, iterates and counts as they do, such as
+a namedtuple), and a driver whose ``BoundStatement`` starts with other attributes than the ones set
+here (scylla-driver's also sets ``table``, which is set here too).
 """
 
 from __future__ import annotations
@@ -76,21 +78,36 @@ def plan_key(prepared) -> tuple:
 
 
 def plan_fields(prepared) -> tuple:
-    """``(covered, kinds, types, names, routing_flags, routing_indexes)`` of a prepared statement.
+    """``(covered, sets_table, kinds, types, names, routing_flags, routing_indexes)`` of a prepared statement.
 
     ``covered`` is False when whole binds of it go to the driver's ``bind`` (see the module's docstring);
-    ``routing_flags[i]``: column i is part of the routing key."""
+    ``sets_table``: the driver's ``BoundStatement`` has the table's name; ``routing_flags[i]``: column i is
+    part of the routing key."""
     meta = prepared.column_metadata or []
     indexes = tuple(prepared.routing_key_indexes or ())
-    template = vars(BoundStatement(prepared))
-    expected = INIT_ATTRIBUTES | {"keyspace"} if meta else INIT_ATTRIBUTES
+    template = set(vars(BoundStatement(prepared)))
+    sets_table = bool(meta) and "table" in template
+    expected = INIT_ATTRIBUTES | {"keyspace"} | ({"table"} if sets_table else set()) if meta else INIT_ATTRIBUTES
     covered = (prepared.protocol_version >= 4 and prepared.column_encryption_policy is None
-               and set(template) == expected)
-    return (covered, tuple(kind_of(c.type) for c in meta), tuple(c.type for c in meta),
+               and prepared.column_metadata is not None and template == expected)
+    return (covered, sets_table, tuple(kind_of(c.type) for c in meta), tuple(c.type for c in meta),
             tuple(c.name for c in meta), tuple(i in indexes for i in range(len(meta))), indexes)
 
 
-def new_bound(prepared, meta) -> BoundStatement:
+def positional(values) -> bool:
+    """Whether ``values`` is bound by position here: a list or a tuple, or a subclass of one whose ``len``,
+    iteration and indexing are the list's or tuple's (the driver counts with ``len`` and iterates)."""
+    cls = type(values)
+    if cls is list or cls is tuple:
+        return True
+    base = tuple if isinstance(values, tuple) else list if isinstance(values, list) else None
+    return base is not None and all(getattr(cls, name) is getattr(base, name) for name in SEQUENCE_METHODS)
+
+
+SEQUENCE_METHODS = ("__len__", "__iter__", "__getitem__")
+
+
+def new_bound(prepared, meta, sets_table: bool = False) -> BoundStatement:
     """A ``BoundStatement`` in the state the driver's ``BoundStatement(prepared)`` leaves it (``values``
     and ``raw_values`` are the caller's); None if its serial consistency would be refused."""
     serial = prepared.serial_consistency_level
@@ -106,6 +123,8 @@ def new_bound(prepared, meta) -> BoundStatement:
     bound.is_idempotent = prepared.is_idempotent
     if meta:
         bound.keyspace = meta[0].keyspace_name
+        if sets_table:
+            bound.table = meta[0].table_name
     return bound
 
 
@@ -179,11 +198,11 @@ def routing_key(values: list, indexes: tuple):
 
 
 class BindPlan:
-    __slots__ = ("key", "covered", "kinds", "types", "names", "routing_flags", "routing_indexes")
+    __slots__ = ("key", "covered", "sets_table", "kinds", "types", "names", "routing_flags", "routing_indexes")
 
     def __init__(self, prepared) -> None:
         self.key = plan_key(prepared)
-        (self.covered, self.kinds, self.types, self.names, self.routing_flags,
+        (self.covered, self.sets_table, self.kinds, self.types, self.names, self.routing_flags,
          self.routing_indexes) = plan_fields(prepared)
 
 
@@ -202,8 +221,8 @@ def bind(prepared, values) -> BoundStatement:
     meta = prepared.column_metadata
     if values is None:
         values = ()
-    bound = new_bound(prepared, meta) if plan.covered else None
-    if bound is None or type(values) not in (list, tuple, dict):
+    bound = new_bound(prepared, meta, plan.sets_table) if plan.covered else None
+    if bound is None or not (type(values) is dict or positional(values)):
         return BoundStatement(prepared).bind(values)
     if type(values) is dict:
         values = [values.get(name, UNSET_VALUE) for name in plan.names]

@@ -8,6 +8,7 @@ import gc
 import importlib
 import sys
 import tracemalloc
+from collections import namedtuple
 
 import pytest
 from cassandra import ConsistencyLevel
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyfactories import binding, fastpath
+from pyfactories._bindspec import PLAN_ATTRIBUTE as PLAN
 
 from .bind_values import TYPES, anything, prepared
 
@@ -120,6 +122,44 @@ def test_a_statement_without_markers(bind):
     statement = PreparedStatement([], b"id", None, "SELECT ...", "ks", 5, None, None)
     for values in [None, (), [], {}, [1]]:
         assert_binds_as_the_driver(bind, statement, values)
+
+
+class Row(tuple):
+    """A tuple whose iteration is not the tuple's: bound by the driver's own ``bind``."""
+
+    def __iter__(self):
+        return iter(reversed(tuple(self)))
+
+
+@pytest.mark.parametrize("values", [
+    namedtuple("Values", "a b c")(1, "x", 2.5), namedtuple("Two", "a b")(1, "x"), Row((1, "x", 2.5)),
+    type("Values", (list,), {})([1, "x", 2.5]), (v for v in [1]), range(3), "ab",
+])  # fmt: skip
+def test_other_sequences_bind_as_the_driver(bind, values):
+    assert_binds_as_the_driver(bind, prepared(["int", "text", "double"], routing=(0, 1)), values)
+
+
+def test_a_statement_without_column_metadata(bind):
+    statement = PreparedStatement(None, b"id", None, "SELECT ...", "ks", 5, None, None)
+    for values in [None, (), [1]]:
+        assert_binds_as_the_driver(bind, statement, values)
+
+
+@pytest.mark.parametrize("extra, named", [("table", True), ("something_else", False)])
+def test_a_driver_whose_statements_start_with_more_attributes(bind, monkeypatch, extra, named):
+    """scylla-driver's ``BoundStatement`` also names the table; any other attribute: the driver's ``bind``."""
+    init = BoundStatement.__init__
+
+    def more(self, prepared_statement, *args, **kwargs):
+        init(self, prepared_statement, *args, **kwargs)
+        if prepared_statement.column_metadata:
+            setattr(self, extra, prepared_statement.column_metadata[0].table_name)
+
+    monkeypatch.setattr(BoundStatement, "__init__", more)
+    statement = prepared(["int", "text"])
+    assert assert_binds_as_the_driver(bind, statement, [1, "a"])[3][extra] == "t"
+    assert assert_binds_as_the_driver(bind, statement, {"c0": 2})[0] == "bound"
+    assert getattr(statement, f"{PLAN}_compiled", getattr(statement, PLAN, None)).covered is named
 
 
 def test_a_column_encryption_policy_is_the_drivers_work(bind):
