@@ -229,7 +229,7 @@ def bind(prepared, values) -> BoundStatement:
     count = len(plan.kinds)
     if len(values) > count:
         raise too_many(len(values), count)
-    serialized = []
+    serialized: list = []
     for i in range(count):
         value = values[i] if i < len(values) else UNSET_VALUE
         if value is None:
