@@ -13,7 +13,7 @@ How a session gets it (``install``): the driver's ``Session._create_response_fut
 the statements a session's ``prepare`` returns become instances of :class:`FastBindPreparedStatement`, a
 subclass of the driver's ``PreparedStatement`` whose only change is ``bind`` (their ``__class__`` is set:
 they stay the objects the driver caches and re-prepares). ``install`` puts a ``prepare`` of its own on
-that one session object, which calls the class's ``prepare`` and adopts its result; nothing in the
+that one session object, which calls the session's ``prepare`` and adopts its result; nothing in the
 driver's modules changes, other sessions are untouched, and ``uninstall`` removes it (statements adopted
 before keep binding our way, which gives the same statements). A statement of another class (a
 subclass of the application's) is left as it is.
@@ -49,15 +49,17 @@ def adopt(prepared: Any) -> Any:
 
 
 class _AdoptingPrepare:
-    """A session's ``prepare``: the class's own, whose statement it adopts."""
+    """A session's ``prepare`` that adopts what the one it replaces returns: the application's own ``prepare``
+    set on that session object (kept, and put back by ``uninstall``), else the driver's method."""
 
-    __slots__ = ("session",)
+    __slots__ = ("inner", "previous")
 
     def __init__(self, session: Any) -> None:
-        self.session = session
+        self.previous = session.__dict__.get("prepare")
+        self.inner = session.prepare
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return adopt(type(self.session).prepare(self.session, *args, **kwargs))
+        return adopt(self.inner(*args, **kwargs))
 
 
 def is_installed(session: Any) -> bool:
@@ -71,6 +73,10 @@ def install(session: Any) -> None:
 
 
 def uninstall(session: Any) -> None:
-    """``session.prepare`` is the driver's again."""
+    """``session.prepare`` is what it was before ``install``."""
     if is_installed(session):
-        del session.prepare
+        previous = session.__dict__["prepare"].previous
+        if previous is None:
+            del session.prepare
+        else:
+            session.prepare = previous

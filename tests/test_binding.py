@@ -251,6 +251,20 @@ def test_install_adopts_what_the_sessions_prepare_returns():
     binding.uninstall(session)
 
 
+def test_install_keeps_an_applications_own_prepare():
+    session, calls = Session(), []
+
+    def logged(query, **kwargs):
+        calls.append(query)
+        return Session.prepare(session, query, **kwargs)
+
+    session.prepare = logged
+    binding.install(session)
+    assert type(session.prepare("q1")) is binding.FastBindPreparedStatement and calls == ["q1"]
+    binding.uninstall(session)
+    assert session.prepare is logged
+
+
 def test_adopt_leaves_other_classes_alone():
     class Mine(PreparedStatement):
         pass
