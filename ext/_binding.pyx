@@ -39,6 +39,7 @@ cdef object _DATETIME = _datetime.datetime
 cdef object _UUID = _uuid.UUID
 cdef str _PLAN = spec.PLAN_ATTRIBUTE + "_compiled"  # the specification's plans are its own
 cdef tuple _SERIAL = spec.SERIAL
+cdef bint _INTEGER_MILLIS = spec.TIMESTAMP_ROUNDING == "integer"
 cdef enum:
     DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII, BLOB, TIMESTAMP, UUID
 assert (DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII, BLOB, TIMESTAMP, UUID) == (
@@ -102,6 +103,8 @@ cdef inline object _timestamp(object value):
     """``_bindspec.timestamp_millis`` packed, for a naive ``datetime``."""
     cdef long long seconds = (_days_from_civil(datetime_year(value), datetime_month(value), datetime_day(value)) * 86400
                               + datetime_hour(value) * 3600 + datetime_minute(value) * 60 + datetime_second(value))
+    if _INTEGER_MILLIS:
+        return _pack_integer(seconds * 1000 + datetime_microsecond(value) // 1000, 8)
     cdef double millis = <double>seconds * 1e3 + <double>datetime_microsecond(value) / 1e3
     return _pack_integer(<long long>millis, 8)
 

@@ -50,25 +50,32 @@ _TIMESTAMP_PROBES = (datetime.datetime(2024, 1, 2, 3, 4, 5, 678000), datetime.da
                      datetime.datetime(2262, 4, 11, 23, 47, 16, 854775))
 
 
-def timestamp_millis(value: datetime.datetime) -> int:
-    """Milliseconds since the epoch of a naive ``datetime``, rounded as cassandra-driver's ``DateType`` does
-    (through a double)."""
+def timestamp_millis(value: datetime.datetime, rounding: str = "double") -> int:
+    """Milliseconds since the epoch of a naive ``datetime``, rounded as the driver's ``DateType`` does:
+    through a double (``"double"``, cassandra-driver) or in integers (``"integer"``, scylla-driver)."""
     seconds = calendar.timegm((value.year, value.month, value.day, value.hour, value.minute, value.second))
+    if rounding == "integer":
+        return seconds * 1000 + value.microsecond // 1000
     return int(seconds * 1e3 + value.microsecond / 1e3)
 
 
-def _driver_timestamps_match() -> bool:
-    """Whether the installed driver serializes timestamps as ``timestamp_millis`` does (else they are its)."""
-    return all(cqltypes.DateType.serialize(v, 4) == struct.pack(">q", timestamp_millis(v)) for v in _TIMESTAMP_PROBES)
+def _driver_timestamp_rounding() -> str | None:
+    """How the installed driver rounds timestamps (``timestamp_millis``), None if neither way: then its
+    ``serialize`` does them all."""
+    for rounding in ("double", "integer"):
+        if all(cqltypes.DateType.serialize(v, 4) == struct.pack(">q", timestamp_millis(v, rounding))
+               for v in _TIMESTAMP_PROBES):
+            return rounding
+    return None
 
 
-TIMESTAMPS_MATCH = _driver_timestamps_match()
+TIMESTAMP_ROUNDING = _driver_timestamp_rounding()
 
 
 def kind_of(col_type: type) -> int:
     """The kind of a column's type class: only the driver's own classes (never a subclass) are served here."""
     kind = _KIND_OF_TYPE.get(col_type, DELEGATE)
-    return DELEGATE if kind == TIMESTAMP and not TIMESTAMPS_MATCH else kind
+    return DELEGATE if kind == TIMESTAMP and TIMESTAMP_ROUNDING is None else kind
 
 
 def plan_key(prepared) -> tuple:
@@ -162,7 +169,7 @@ def serialize_fast(kind: int, value):
             return value
     elif kind == TIMESTAMP:
         if cls is datetime.datetime and value.tzinfo is None:
-            return struct.pack(">q", timestamp_millis(value))
+            return struct.pack(">q", timestamp_millis(value, TIMESTAMP_ROUNDING))
     elif kind == UUID:
         if cls is uuid.UUID:
             return value.bytes

@@ -17,7 +17,7 @@ from cassandra.query import UNSET_VALUE, BatchStatement, BoundStatement, Prepare
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyfactories import binding, fastpath
+from pyfactories import _bindspec, binding, fastpath
 from pyfactories._bindspec import PLAN_ATTRIBUTE as PLAN
 
 from .bind_values import TYPES, anything, prepared
@@ -222,6 +222,17 @@ def memory_kept_by(work) -> int:
         return tracemalloc.get_traced_memory()[0] - once
     finally:
         tracemalloc.stop()
+
+
+@given(value=st.datetimes())
+def test_timestamps_round_as_each_driver_does(value):
+    """cassandra-driver rounds through a double, scylla-driver in integers: each installed driver's own way
+    is found (the differential tests check it against that driver)."""
+    exact = (value - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)
+    assert _bindspec.timestamp_millis(value, "integer") == exact
+    seconds = (value.replace(microsecond=0) - datetime.datetime(1970, 1, 1)) // datetime.timedelta(seconds=1)
+    assert _bindspec.timestamp_millis(value, "double") == int(seconds * 1e3 + value.microsecond / 1e3)
+    assert _bindspec.TIMESTAMP_ROUNDING in ("double", "integer")
 
 
 def test_the_default_bind_is_the_compiled_one():
