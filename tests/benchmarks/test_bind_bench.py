@@ -40,3 +40,5 @@ def test_the_committed_results_render_their_figures():
         for res in case["results"].values():
             assert f"{res['range'][0]:.2f}–{res['range'][1]:.2f}" in text
     assert section["config"]["size"] == "full"
+    e2e = section["end_to_end"]
+    assert f"{e2e['ratio']:.2f}x ({e2e['range'][0]:.2f}–{e2e['range'][1]:.2f})" in text

@@ -128,3 +128,14 @@ def test_disable_gives_the_session_the_drivers_prepare_again(sessions):
     finally:
         assert fastpath.enable(ours) is True
     assert type(ours.prepare(INSERT)) is binding.FastBindPreparedStatement
+
+
+def test_the_end_to_end_benchmark_measures_both_binds(contact):
+    from benchmarks import bench_bind
+
+    found = bench_bind.end_to_end(contact, **bench_bind.E2E_SIZES["tiny"])
+    assert len(found["cpu_us"]["driver"]) == len(found["cpu_us"]["ours"]) == found["rounds"]
+    assert all(v > 0 for v in found["cpu_us"]["driver"] + found["cpu_us"]["ours"])
+    assert found["range"][0] <= found["ratio"] <= found["range"][1]
+    assert "End to end (200 INSERTs" in bench_bind.render({**bench_bind.run(bench_bind.default_spec("tiny"),
+                                                                             say=lambda _m: None), "end_to_end": found})
