@@ -53,7 +53,7 @@ import os
 import statistics
 import sys
 from dataclasses import asdict
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
@@ -62,12 +62,13 @@ from profiling.warmup import IN_FLIGHT, warm_with
 from . import chart, cli, dataset, depths, e2e_clients, e2e_configs, reference, targets
 from .e2e_clients import Client, DriverClient
 from .e2e_configs import Config
-from .e2e_workloads import WORKLOADS, Runner, Workload
+from .e2e_workloads import WORKLOADS, QueriesFailed, Runner, Workload
 from .pinning import parse_cpus, pin, unpin
 from .stats import paired_ratio
 from .tables import fmt_ratio, markdown_table
 
 THIS = depths.BY_NAME["e2e"]
+T = TypeVar("T")
 
 
 SIZES: dict[str, dict[str, Any]] = {
@@ -79,6 +80,7 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 WARMUP_MAX_S = 30.0  # the longest node warm-up per workload
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)
+ROUND_ATTEMPTS = 3  # a round in which the node failed queries is measured again, at most this often
 
 
 def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, round_s: float,
@@ -92,6 +94,20 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
     def measure(cfg: Config, n: int) -> tuple[float, float]:
         return clients[cfg.connection].measure(w.id, cfg.factory, n)
 
+    redone: list[str] = []
+
+    def again(step: Callable[[], T], what: str) -> T:
+        """``step``, measured again (all of it: a whole round) when the node failed some of its queries."""
+        for attempt in range(ROUND_ATTEMPTS):
+            try:
+                return step()
+            except QueriesFailed as exc:  # e.g. a write timeout on a node that could not keep up
+                if attempt == ROUND_ATTEMPTS - 1:
+                    raise
+                redone.append(f"{what}: {exc}")
+                say(f"  {w.id}: {what} measured again: {exc}")
+        raise AssertionError("unreachable")
+
     warmed = None
     if warmup_s > 0:  # the node first, with this workload's queries, until its throughput stops climbing
         for ddl in w.schema:
@@ -103,21 +119,23 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
     # then every configuration once (fills caches, prepares, settles the connection)
     warm = max(WARMUP_QUERIES, w.in_flight)
     for cfg in configs:
-        measure(cfg, warm)
+        again(lambda: measure(cfg, warm), f"{cfg.name}'s warm-up")
     # queries per round so that a segment of the reference lasts about round_s
     probe = max(WARMUP_QUERIES, 2 * w.in_flight) if w.in_flight > 1 else WARMUP_QUERIES
-    _, wall = measure(configs[0], probe)
+    _, wall = again(lambda: measure(configs[0], probe), "the probe")
     n = max(20, w.in_flight, round(round_s * probe / max(wall, 1e-6)))
     say(f"  {w.id}: {n} queries x {len(configs)} configurations x {rounds} rounds (~{n * wall / probe:.2f} s each)")
     cpu: dict[str, list[float]] = {c.name: [] for c in configs}
     wall_s: dict[str, list[float]] = {c.name: [] for c in configs}
     for r in range(rounds):
         k = r % len(configs)
-        for cfg in configs[k:] + configs[:k]:
-            c, wl = measure(cfg, n)
-            cpu[cfg.name].append(c / n)
-            wall_s[cfg.name].append(wl / n)
-    resolve(REFERENCE).apply(session)
+        order = configs[k:] + configs[:k]
+        segments = again(lambda: [(cfg.name, *measure(cfg, n)) for cfg in order], f"round {r + 1}")
+        for name, c, wl in segments:
+            cpu[name].append(c / n)
+            wall_s[name].append(wl / n)
+    if session is not None:
+        resolve(REFERENCE).apply(session)
     base = configs[0].name
     results = {}
     for name in cpu:
@@ -137,7 +155,7 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
         }
     return {"id": w.id, "description": w.description, "query": w.query, "rows": w.rows, "cols": w.cols,
             "in_flight": w.in_flight, "fetch_size": w.fetch_size, "request_timeout": w.request_timeout,
-            "queries_per_round": n, "rounds": rounds,
+            "queries_per_round": n, "rounds": rounds, "rounds_redone": redone,
             "node_warmup": warmed.record() if warmed else None, "results": results}
 
 
@@ -149,18 +167,6 @@ def default_spec(size: str = "quick") -> dict[str, Any]:
     if cfg.get("reference") and reference.cpus():
         cfg["client_cpus"], cfg["server_cpus"] = reference.cpus()
     return cfg
-
-
-def factory_names(only: Sequence[str] | None = None) -> list[str]:
-    """The reference first, then the driver's, ours and the fast path when it is usable
-    (``profiling.factories.for_sessions``); ``only`` keeps those named (and the reference)."""
-    names = for_sessions()
-    if only:
-        unknown = [f for f in only if f not in names]
-        if unknown:
-            raise ValueError(f"unknown or unavailable factories: {', '.join(unknown)}; choose from {', '.join(names)}")
-        names = [REFERENCE] + [f for f in only if f != REFERENCE]
-    return names
 
 
 def configurations(only: Sequence[str] | None = None, connections: Sequence[str] = ("driver",)) -> list[Config]:
@@ -323,6 +329,8 @@ def connection_lines(section: dict[str, Any]) -> list[str]:
     if clients:
         lines.append("Connections: " + "; ".join(clients) + ".")
     lines += [f"Note: {note}." for note in section.get("notes") or []]
+    lines += [f"Note: `{c['id']}`: measured again after the node failed queries: {'; '.join(c['rounds_redone'])}."
+              for c in section.get("cases", []) if c.get("rounds_redone")]
     return lines + [""] if lines else []
 
 
@@ -366,7 +374,8 @@ PANELS = (chart.Panel(f"{THIS.title}: client CPU per query", _cpu_panel),
           chart.Panel(f"{THIS.title}: throughput", _qps_panel))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The command line's options, and the run's spec from them (its configurations checked)."""
     ap = cli.bench_parser(THIS.module, __doc__, SIZES)
     ap.add_argument("--hosts", help="comma-separated contact points of your own cluster (nothing is started)")
     ap.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
@@ -414,6 +423,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for who in ("client", "server"):
         if getattr(args, f"{who}_cpus"):
             spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")
+    return args, spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, spec = parse_args(argv)
     if spec["rounds"] < 5:
         print("note: fewer than 5 rounds; the project's method asks for at least 5", file=sys.stderr)
     with reach(args.hosts, args.port) as contact:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from profiling.factories import resolve
 
 from . import dataset
-from .e2e_workloads import MEASURE_TIMEOUT_S, WORKLOADS, Runner, _params
+from .e2e_workloads import MEASURE_TIMEOUT_S, WORKLOADS, QueriesFailed, Runner, _params
 from .pinning import pin
 
 
@@ -108,13 +108,17 @@ class AcsyllaClient:
         self.next_op[workload] += n
         ops = iter(range(start, start + n))
         timeout = w.request_timeout or dataset.CONNECT_OPTIONS["request_timeout"]
-        rows = 0
+        rows, errors = 0, []
 
         async def chain() -> None:
             nonlocal rows
             for i in ops:
                 bound = stmt.bind(list(params[i % len(params)]), page_size=w.fetch_size, timeout=timeout)
-                result = await self.session.execute(bound)
+                try:
+                    result = await self.session.execute(bound)
+                except Exception as exc:  # noqa: BLE001 - counted, then raised as QueriesFailed
+                    errors.append(exc)
+                    return
                 rows += len([row.as_tuple() for row in result])
 
         async def run() -> None:
@@ -124,6 +128,9 @@ class AcsyllaClient:
         c0, w0 = time.process_time(), time.perf_counter()
         self.loop.run_until_complete(run())
         c1, w1 = time.process_time(), time.perf_counter()
+        if errors:
+            raise QueriesFailed(f"{workload}/acsylla: {len(errors)} queries failed, the first with "
+                                f"{type(errors[0]).__name__}: {errors[0]}")
         if rows != n * w.rows:
             raise RuntimeError(f"{workload}/acsylla: {rows} rows for {n} queries, expected {n * w.rows}")
         return c1 - c0, w1 - w0
@@ -144,13 +151,17 @@ def make_client(connection: str, hosts: list[str], port: int) -> Client:
 
 def _serve(pipe: Any, connection: str, hosts: list[str], port: int, client_cpus: list[int] | None) -> None:
     """A worker process: pinned first (the driver's threads inherit it), then the client, then
-    ``("measure", workload, factory, n)`` answered with ``("done", cpu_s, wall_s)`` until ``("stop",)``."""
+    ``("measure", workload, factory, n)`` answered with ``("done", cpu_s, wall_s)`` (or ``("failed",
+    why)`` when queries failed) until ``("stop",)``."""
     try:
         pin([os.getpid()], client_cpus)
         client = make_client(connection, hosts, port)
         pipe.send(("ready", client.description))
         while (msg := pipe.recv())[0] != "stop":
-            pipe.send(("done", *client.measure(*msg[1:])))
+            try:
+                pipe.send(("done", *client.measure(*msg[1:])))
+            except QueriesFailed as exc:
+                pipe.send(("failed", str(exc)))
         client.close()
         pipe.send(("stopped",))
     except BaseException:
@@ -164,7 +175,9 @@ class Remote:
         self.connection, self.pipe, self.proc, self.description = connection, pipe, proc, "?"
 
     def answer(self, expected: str) -> tuple:
-        msg = self.pipe.recv()
+        return self._check(self.pipe.recv(), expected)
+
+    def _check(self, msg: tuple, expected: str) -> tuple:
         if msg[0] == "error":
             raise RuntimeError(f"the {self.connection!r} client process failed:\n{msg[1]}")
         if msg[0] != expected:
@@ -173,7 +186,10 @@ class Remote:
 
     def measure(self, workload: str, factory: str | None, n: int) -> tuple[float, float]:
         self.pipe.send(("measure", workload, factory, n))
-        _, cpu, wall = self.answer("done")
+        msg = self.pipe.recv()
+        if msg[0] == "failed":
+            raise QueriesFailed(msg[1])
+        _, cpu, wall = self._check(msg, "done")
         return cpu, wall
 
     def close(self) -> None:

@@ -9,15 +9,22 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from cassandra.cluster import ExecutionProfile
+
 from profiling.patterns import PATTERNS, Context
 
 from . import bench_timeouts, dataset
 
 KS = dataset.KEYSPACE
 MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
-#: The driver's own default request timeout (``Session.default_timeout``, 10 s): the write workloads
-#: and ``single50`` run with it, as an application that sets none does, so every request has a timer.
-DRIVER_DEFAULT_TIMEOUT_S = 10.0
+#: The driver's own default request timeout (10 s): the write workloads and ``single50`` run with it,
+#: as an application that sets none does, so every request has a timer.
+DRIVER_DEFAULT_TIMEOUT_S = ExecutionProfile().request_timeout
+
+
+class QueriesFailed(RuntimeError):
+    """Some queries of a measurement failed (the server answered an error or timed out): the
+    benchmark measures that round again (``bench_e2e.bench_workload``)."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,7 @@ class Runner:
         c1, w1 = time.process_time(), time.perf_counter()
         tally, what = ctx.tally, f"{self.workload.id}/{factory}"
         if tally.errors:
-            raise RuntimeError(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
+            raise QueriesFailed(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
         if tally.rows != n * self.workload.rows:
             raise RuntimeError(f"{what}: {tally.rows} rows for {n} queries, expected {n * self.workload.rows}")
         return c1 - c0, w1 - w0, tally.rows
