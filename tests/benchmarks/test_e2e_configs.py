@@ -9,7 +9,7 @@ from cassandra.cluster import ExecutionProfile
 
 from benchmarks import bench_e2e, bench_timeouts, e2e_configs, targets
 from benchmarks.e2e_configs import Config
-from benchmarks.e2e_workloads import WORKLOADS, _params
+from benchmarks.e2e_workloads import WORKLOADS, QueriesFailed, _params
 from profiling.factories import for_sessions
 
 USABLE = ["tuple", "named_tuple", "fastpath_named"]
@@ -246,3 +246,45 @@ def test_tables_name_each_rows_connection_and_the_notes():
     del skipped["configurations"]["acsylla"]
     text = bench_e2e.render(skipped)
     assert "Note: `acsylla` skipped: acsylla is not importable" in text and "| acsylla " not in text
+
+
+class Flaky(Client):
+    """Fails the segments whose call numbers are in ``fail``, as a node that times out some writes."""
+
+    def __init__(self, cpu_per_query, calls, fail):
+        super().__init__(cpu_per_query, calls)
+        self.fail = fail
+
+    def measure(self, workload, factory, n):
+        result = super().measure(workload, factory, n)
+        if len(self.calls) in self.fail:
+            raise QueriesFailed(f"{workload}/{factory}: 3 of {n} queries failed, the first with WriteTimeout")
+        return result
+
+
+def test_a_round_in_which_the_node_failed_queries_is_measured_again_whole():
+    calls = []
+    configs = e2e_configs.resolve_all(["fastpath_named+conn"], USABLE)
+    # calls: 2 warm-ups, the probe, then rounds of two segments: the second round's second segment fails
+    clients = {"driver": Flaky({"tuple": 100e-6}, calls, fail={7}),
+               "ours": Client({"fastpath_named": 40e-6}, calls)}
+    said = []
+    case = bench_e2e.bench_workload(None, WORKLOADS["insert50"], [], 3, 0.01, say=said.append,
+                                    clients=clients, configs=configs)
+    assert all(len(r["cpu_us_rounds"]) == 3 for r in case["results"].values())  # the failed round's first is dropped
+    assert len(calls) == 3 + 2 * 4  # one round measured twice
+    assert case["rounds_redone"] == ["round 2: insert50/tuple: 3 of 50 queries failed, the first with WriteTimeout"]
+    assert any("round 2 measured again" in m for m in said)
+    assert "measured again after the node failed queries: round 2" in bench_e2e.render(
+        {**section_with_connections(), "cases": [{**section_with_connections()["cases"][0], **{
+            "rounds_redone": case["rounds_redone"]}}]})
+
+
+def test_a_node_that_keeps_failing_stops_the_run():
+    calls = []
+    configs = e2e_configs.resolve_all([], USABLE)
+    clients = {"driver": Flaky({"tuple": 100e-6}, calls, fail=set(range(3, 100)))}
+    with pytest.raises(QueriesFailed, match="WriteTimeout"):
+        bench_e2e.bench_workload(None, WORKLOADS["insert50"], [], 3, 0.01, say=lambda _m: None,
+                                 clients=clients, configs=configs)
+    assert len(calls) == 2 + bench_e2e.ROUND_ATTEMPTS
