@@ -1,6 +1,6 @@
 """End-to-end benchmark: real queries against Cassandra, client CPU per query and throughput.
 
-    python -m benchmarks.bench_e2e [--size quick|full] [--json PATH] [--hosts h1,h2]
+    python -m benchmarks.bench_e2e [--size quick|full|connection] [--json PATH] [--hosts h1,h2]
 
 Workloads (tables in ``benchmarks/dataset.py``; all prepared statements, run the
 way an application runs them, by the profiler's execution patterns,
@@ -20,7 +20,8 @@ Configurations (``benchmarks.e2e_configs``): a factory on the driver's connectio
 ``fastpath_named``), a factory on our connection (``fastpath_named+conn``: ``Cluster(...,
 **fastpath.cluster_options())``; ``--connections driver,ours`` adds one for every factory named),
 and peer drivers (``acsylla``, through its asyncio API, rows as tuples; left out with a note when it
-does not import, and on the workloads it does not run). The connection class is per cluster, so
+does not import, and on the workloads it does not run); ``--size connection`` measures the
+connection's targets that way (pinned, 21 rounds). The connection class is per cluster, so
 when a run has more than the driver's connection every connection gets a client process of its own
 (``benchmarks.e2e_clients``), the driver's too; they take turns in the same interleaved rounds.
 
@@ -77,6 +78,10 @@ SIZES: dict[str, dict[str, Any]] = {
     "full": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
              "unpinned": {"rounds": 9}, "workloads": ["single", "pages", "wide", "coll", "wide_pages"]},
     "tiny": {"rounds": 5, "round_s": 0.02, "warmup_s": 0.5, "workloads": ["single", "pages"]},
+    # our connection's targets, pinned as the reference configuration asks, beside a peer driver
+    "connection": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
+                   "workloads": ["single50", "insert1000", "pages"],
+                   "factories": ["tuple", "fastpath_named", "tuple+conn", "fastpath_named+conn", "acsylla"]},
 }
 WARMUP_MAX_S = 30.0  # the longest node warm-up per workload
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)

@@ -288,3 +288,16 @@ def test_a_node_that_keeps_failing_stops_the_run():
         bench_e2e.bench_workload(None, WORKLOADS["insert50"], [], 3, 0.01, say=lambda _m: None,
                                  clients=clients, configs=configs)
     assert len(calls) == 2 + bench_e2e.ROUND_ATTEMPTS
+
+
+def test_the_connection_size_measures_what_the_connections_targets_name_pinned():
+    spec = bench_e2e.default_spec("connection")
+    measured = {(w, c.name) for w in spec["workloads"] for c in bench_e2e.configurations(spec["factories"])
+                if c.runs(w)}
+    named = {(w, f) for w, f, _ in targets.E2E_TARGETS if "+conn" in f}
+    named |= {(w, f) for w, f, against, _ in targets.E2E_PAIRED_TARGETS} | {
+        (w, against) for w, _, against, _ in targets.E2E_PAIRED_TARGETS}
+    assert named and named <= measured
+    assert spec["rounds"] >= 21 and spec.get("reference")
+    _, spec = bench_e2e.parse_args(["--size", "connection", "--factories", "fastpath_named+conn"])
+    assert names(bench_e2e.configurations(spec["factories"])) == ["tuple", "fastpath_named+conn"]
