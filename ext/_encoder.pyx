@@ -83,6 +83,13 @@ cdef inline bint _i32(v, long long *out) except -1:
     return True
 
 
+cdef inline bytes _utf8(s):
+    """A string field as the driver writes it (``str`` in UTF-8, ``bytes`` as they are); None otherwise."""
+    if type(s) is str:
+        return PyUnicode_AsUTF8String(s)
+    return s if type(s) is bytes else None
+
+
 def encode_message(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version):
     """:func:`pyfactories._encoding.encode_message`."""
     return _encode(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version)
@@ -118,12 +125,8 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
                 return None
             size += 2 + PyBytes_GET_SIZE(second)
     else:
-        query = msg.query
-        if type(query) is str:
-            first = PyUnicode_AsUTF8String(query)
-        elif type(query) is bytes:
-            first = query
-        else:
+        first = _utf8(msg.query)
+        if first is None:
             return None
         size += 4 + PyBytes_GET_SIZE(first)
     cdef unsigned int cl, serial_cl = 0
@@ -176,13 +179,8 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
         flags |= _TIMESTAMP
         size += 8
     if keyspace is not None:
-        if type(keyspace) is str:
-            ks = PyUnicode_AsUTF8String(keyspace)
-        elif type(keyspace) is bytes:
-            ks = keyspace
-        else:
-            return None
-        if PyBytes_GET_SIZE(ks) > 0xFFFF:
+        ks = _utf8(keyspace)
+        if ks is None or PyBytes_GET_SIZE(ks) > 0xFFFF:
             return None
         flags |= _KEYSPACE
         size += 2 + PyBytes_GET_SIZE(ks)
