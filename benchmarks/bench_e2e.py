@@ -1,6 +1,6 @@
 """End-to-end benchmark: real queries against Cassandra, client CPU per query and throughput.
 
-    python -m benchmarks.bench_e2e [--size quick|full] [--json PATH] [--hosts h1,h2]
+    python -m benchmarks.bench_e2e [--size quick|full|connection] [--json PATH] [--hosts h1,h2]
 
 Workloads (tables in ``benchmarks/dataset.py``; all prepared statements, run the
 way an application runs them, by the profiler's execution patterns,
@@ -11,7 +11,19 @@ way an application runs them, by the profiler's execution patterns,
 * ``pages``: pages of 200 rows x 10 columns, 50 requests in flight;
 * ``wide``: sequential SELECTs of one row of 50 columns;
 * ``coll``: pages of 200 rows x 10 columns, 6 of them collections/tuples, 50 in flight;
-* ``wide_pages`` (full size only): pages of 200 rows x 50 columns, 50 in flight.
+* ``wide_pages`` (full size only): pages of 200 rows x 50 columns, 50 in flight;
+* ``single50``: 1-row SELECTs of ``narrow``, 50 in flight, with the driver's default request timeout (10 s);
+* ``insert50``, ``insert1000``: prepared INSERTs of 10 columns into ``bench_timeouts``' table
+  (``timers_bench.inserts``, its rows), 50 and 1,000 in flight, the driver's default timeout.
+
+Configurations (``benchmarks.e2e_configs``): a factory on the driver's connection (``tuple``,
+``fastpath_named``), a factory on our connection (``fastpath_named+conn``: ``Cluster(...,
+**fastpath.cluster_options())``; ``--connections driver,ours`` adds one for every factory named),
+and peer drivers (``acsylla``, through its asyncio API, rows as tuples; left out with a note when it
+does not import, and on the workloads it does not run); ``--size connection`` measures the
+connection's targets that way (pinned, 21 rounds). The connection class is per cluster, so
+when a run has more than the driver's connection every connection gets a client process of its own
+(``benchmarks.e2e_clients``), the driver's too; they take turns in the same interleaved rounds.
 
 Sequential workloads run the ``sync`` pattern (one request at a time), the
 others ``callback_full_pipeline`` with as many callback chains as requests in
@@ -21,8 +33,8 @@ fresh node the first factory measured would otherwise absorb the node's JIT
 warm-up), then every factory warms up once; then every factory is applied to
 the session in turn (``profiling.factories``), round by round (A B C ..., the
 order rotated each round), the same number of queries per factory and round.
-Client CPU is the process CPU time of this process (all threads: the caller
-and the driver's event loop) divided by the queries;
+Client CPU is the process CPU time of the measuring process (all threads: the
+caller and the driver's event loop) divided by the queries;
 throughput is queries per wall-clock second. Each factory's figure is the
 median over rounds; its ratio to ``tuple_factory`` is the median of the
 per-round ratios (each taken against the ``tuple`` segment of the same round),
@@ -42,19 +54,22 @@ import os
 import statistics
 import sys
 from dataclasses import asdict
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
 from profiling.warmup import IN_FLIGHT, warm_with
 
-from . import chart, cli, dataset, depths, reference, targets
-from .e2e_workloads import WORKLOADS, Runner, Workload
+from . import chart, cli, dataset, depths, e2e_clients, e2e_configs, reference, targets
+from .e2e_clients import Client, DriverClient
+from .e2e_configs import Config
+from .e2e_workloads import WORKLOADS, QueriesFailed, Runner, Workload
 from .pinning import parse_cpus, pin, unpin
 from .stats import paired_ratio
 from .tables import fmt_ratio, markdown_table
 
 THIS = depths.BY_NAME["e2e"]
+T = TypeVar("T")
 
 
 SIZES: dict[str, dict[str, Any]] = {
@@ -63,45 +78,72 @@ SIZES: dict[str, dict[str, Any]] = {
     "full": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
              "unpinned": {"rounds": 9}, "workloads": ["single", "pages", "wide", "coll", "wide_pages"]},
     "tiny": {"rounds": 5, "round_s": 0.02, "warmup_s": 0.5, "workloads": ["single", "pages"]},
+    # our connection's targets, pinned as the reference configuration asks, beside a peer driver
+    "connection": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
+                   "workloads": ["single50", "insert1000", "pages"],
+                   "factories": ["tuple", "fastpath_named", "tuple+conn", "fastpath_named+conn", "acsylla"]},
 }
 WARMUP_MAX_S = 30.0  # the longest node warm-up per workload
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)
+ROUND_ATTEMPTS = 3  # a round in which the node failed queries is measured again, at most this often
 
 
 def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, round_s: float,
-                   say=print, warmup_s: float = 0.0) -> dict[str, Any]:
-    runner = Runner(session, w)
-    choices = [resolve(f) for f in factories]
+                   say=print, warmup_s: float = 0.0, clients: dict[str, Client] | None = None,
+                   configs: Sequence[Config] | None = None) -> dict[str, Any]:
+    """Interleaved rounds of ``w`` over ``configs`` (by default ``factories`` on the driver's connection),
+    each through the client of its connection (by default ``session``, in this process)."""
+    configs = [c for c in (configs or [Config(f, f, "driver") for f in factories]) if c.runs(w.id)]
+    clients = clients or {"driver": DriverClient(session)}
+
+    def measure(cfg: Config, n: int) -> tuple[float, float]:
+        return clients[cfg.connection].measure(w.id, cfg.factory, n)
+
+    redone: list[str] = []
+
+    def again(step: Callable[[], T], what: str) -> T:
+        """``step``, measured again (all of it: a whole round) when the node failed some of its queries."""
+        for attempt in range(ROUND_ATTEMPTS):
+            try:
+                return step()
+            except QueriesFailed as exc:  # e.g. a write timeout on a node that could not keep up
+                if attempt == ROUND_ATTEMPTS - 1:
+                    raise
+                redone.append(f"{what}: {exc}")
+                say(f"  {w.id}: {what} measured again: {exc}")
+        raise AssertionError("unreachable")
+
     warmed = None
     if warmup_s > 0:  # the node first, with this workload's queries, until its throughput stops climbing
-        choices[0].apply(session)
-        warmed = warm_with(session, runner.request, warmup_s, max(warmup_s, WARMUP_MAX_S),
+        for ddl in w.schema:
+            session.execute(ddl, timeout=60.0)
+        resolve(REFERENCE).apply(session)
+        warmed = warm_with(session, Runner(session, w).request, warmup_s, max(warmup_s, WARMUP_MAX_S),
                            in_flight=min(IN_FLIGHT, max(8, w.in_flight)))
         say(f"  {w.id}: node warm-up {warmed.describe()}")
-    # then every factory once (fills caches, prepares, settles the connection)
+    # then every configuration once (fills caches, prepares, settles the connection)
     warm = max(WARMUP_QUERIES, w.in_flight)
-    for ch in choices:
-        ch.apply(session)
-        runner.measure(warm, ch.name)
-    # queries per round so that a tuple segment lasts about round_s
-    choices[0].apply(session)
+    for cfg in configs:
+        again(lambda: measure(cfg, warm), f"{cfg.name}'s warm-up")
+    # queries per round so that a segment of the reference lasts about round_s
     probe = max(WARMUP_QUERIES, 2 * w.in_flight) if w.in_flight > 1 else WARMUP_QUERIES
-    _, wall, _ = runner.measure(probe, choices[0].name)
+    _, wall = again(lambda: measure(configs[0], probe), "the probe")
     n = max(20, w.in_flight, round(round_s * probe / max(wall, 1e-6)))
-    say(f"  {w.id}: {n} queries x {len(choices)} factories x {rounds} rounds (~{n * wall / probe:.2f} s each)")
-    cpu: dict[str, list[float]] = {c.name: [] for c in choices}
-    wall_s: dict[str, list[float]] = {c.name: [] for c in choices}
+    say(f"  {w.id}: {n} queries x {len(configs)} configurations x {rounds} rounds (~{n * wall / probe:.2f} s each)")
+    cpu: dict[str, list[float]] = {c.name: [] for c in configs}
+    wall_s: dict[str, list[float]] = {c.name: [] for c in configs}
     for r in range(rounds):
-        k = r % len(choices)
-        for ch in choices[k:] + choices[:k]:
-            ch.apply(session)
-            c, wl, _ = runner.measure(n, ch.name)
-            cpu[ch.name].append(c / n)
-            wall_s[ch.name].append(wl / n)
-    choices[0].apply(session)
-    base = factories[0]
+        k = r % len(configs)
+        order = configs[k:] + configs[:k]
+        segments = again(lambda: [(cfg.name, *measure(cfg, n)) for cfg in order], f"round {r + 1}")
+        for name, c, wl in segments:
+            cpu[name].append(c / n)
+            wall_s[name].append(wl / n)
+    if session is not None:
+        resolve(REFERENCE).apply(session)
+    base = configs[0].name
     results = {}
-    for name in factories:
+    for name in cpu:
         qps = [1.0 / x for x in wall_s[name]]
         base_qps = [1.0 / x for x in wall_s[base]]
         per_round = [a / b for a, b in zip(cpu[name], cpu[base]) if b]
@@ -117,7 +159,8 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
             "qps_rounds": qps,
         }
     return {"id": w.id, "description": w.description, "query": w.query, "rows": w.rows, "cols": w.cols,
-            "in_flight": w.in_flight, "fetch_size": w.fetch_size, "queries_per_round": n, "rounds": rounds,
+            "in_flight": w.in_flight, "fetch_size": w.fetch_size, "request_timeout": w.request_timeout,
+            "queries_per_round": n, "rounds": rounds, "rounds_redone": redone,
             "node_warmup": warmed.record() if warmed else None, "results": results}
 
 
@@ -131,16 +174,12 @@ def default_spec(size: str = "quick") -> dict[str, Any]:
     return cfg
 
 
-def factory_names(only: Sequence[str] | None = None) -> list[str]:
-    """The reference first, then the driver's, ours and the fast path when it is usable
-    (``profiling.factories.for_sessions``); ``only`` keeps those named (and the reference)."""
-    names = for_sessions()
-    if only:
-        unknown = [f for f in only if f not in names]
-        if unknown:
-            raise ValueError(f"unknown or unavailable factories: {', '.join(unknown)}; choose from {', '.join(names)}")
-        names = [REFERENCE] + [f for f in only if f != REFERENCE]
-    return names
+def configurations(only: Sequence[str] | None = None, connections: Sequence[str] = ("driver",)) -> list[Config]:
+    """What a run measures (``benchmarks.e2e_configs``): the reference first, then ``only`` (factories,
+    ``<factory>+conn``, peers; by default every usable factory), each also on our connection when
+    ``connections`` names "ours"."""
+    usable = for_sessions()
+    return e2e_configs.resolve_all(only or usable, usable, connections)
 
 
 def run(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
@@ -162,7 +201,12 @@ def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any
     ``server_cpus`` pins the node(s) whose PIDs ``server_pids`` names, else the local node (it then
     needs a ``contact`` that is local); with ``reference`` (``--size full``) a node it cannot pin is
     left unpinned and the run says why (its verdicts are then indicative)."""
-    factories = factory_names(spec.get("factories"))
+    configs, notes = e2e_configs.usable(configurations(spec.get("factories"), spec.get("connections") or ("driver",)))
+    for note in notes:
+        say(f"end to end: {note}")
+    notes += [f"`{c.name}` does not run {', '.join(f'`{w}`' for w in skipped)}" for c in configs
+              if (skipped := [w for w in spec["workloads"] if not c.runs(w)])]
+    factories = [c.name for c in configs]
     spec = dict(spec)
     from profiling.node import server_pids
 
@@ -183,10 +227,22 @@ def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any
         try:
             version = dataset.cassandra_version(session)
             say(f"end to end: Cassandra {version} at {', '.join(contact.hosts)}:{contact.port}, "
-                f"protocol v{cluster.protocol_version}, {len(factories)} factories")
+                f"protocol v{cluster.protocol_version}, {len(factories)} configurations")
             dataset.ensure_dataset(session, say=say)
-            cases = [bench_workload(session, WORKLOADS[wid], factories, spec["rounds"], spec["round_s"], say=say,
-                                    warmup_s=spec.get("warmup_s", 0.0)) for wid in spec["workloads"]]
+            clients: dict[str, Any] = {"driver": DriverClient(session)}
+            remotes: dict[str, e2e_clients.Remote] = {}
+            try:
+                if e2e_configs.needs_processes(configs):
+                    remotes = e2e_clients.start(list(dict.fromkeys(c.connection for c in configs)),
+                                                list(contact.hosts), contact.port, spec.get("client_cpus"))
+                    clients = dict(remotes)
+                say("end to end: " + "; ".join(f"{conn}: {client.description}" for conn, client in clients.items()))
+                cases = [bench_workload(session, WORKLOADS[wid], factories, spec["rounds"], spec["round_s"],
+                                        say=say, warmup_s=spec.get("warmup_s", 0.0), clients=clients,
+                                        configs=configs) for wid in spec["workloads"]]
+            finally:
+                for remote in remotes.values():
+                    remote.close()
             nodes = len(cluster.metadata.all_hosts())
             protocol_version = cluster.protocol_version
             connection_class = cluster.connection_class.__name__
@@ -200,6 +256,9 @@ def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any
         "cassandra": {"version": version, "hosts": list(contact.hosts), "port": contact.port, "nodes": nodes,
                       "protocol_version": protocol_version},
         "connection_class": connection_class,
+        "configurations": {c.name: {"factory": c.factory, "connection": c.connection,
+                                    "client": clients[c.connection].description} for c in configs},
+        "notes": notes,
         "method": ("node warmed up with each workload until its throughput stops climbing, then every factory "
                    "once; client CPU per query = time.process_time() delta (all threads) / queries; throughput = "
                    "queries / wall second; medians over rounds; ratios = median of per-round ratios to the "
@@ -233,23 +292,17 @@ def render(section: dict[str, Any]) -> str:
     cases = section.get("cases", [])
     if not cases:
         return f"### {THIS.title}\n\nNot run: {section.get('skipped', 'no workloads')}."
-    factories = section["config"]["factories"]
-    header = ["factory"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
-    cpu_rows, qps_rows, abs_rows = [], [], []
-    for f in factories:
-        cpu_rows.append([f] + [reference.with_range(c["results"][f]["cpu_ratio"], c["results"][f].get("cpu_ratio_range"))
-                               for c in cases])
-        qps_rows.append([f] + [reference.with_range(c["results"][f]["qps_ratio"], c["results"][f].get("qps_ratio_range"))
-                               for c in cases])
-        abs_rows.append([f] + [f"{c['results'][f]['cpu_us_per_query']:.0f} µs, {c['results'][f]['qps']:.0f}/s"
-                               for c in cases])
+    header = ["configuration", "connection"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
+    cpu_rows = e2e_configs.table_rows(section, lambda r: reference.with_range(r["cpu_ratio"], r.get("cpu_ratio_range")))
+    qps_rows = e2e_configs.table_rows(section, lambda r: reference.with_range(r["qps_ratio"], r.get("qps_ratio_range")))
+    abs_rows = e2e_configs.table_rows(section, lambda r: f"{r['cpu_us_per_query']:.0f} µs, {r['qps']:.0f}/s")
     cfg, cas = section["config"], section["cassandra"]
     parts = [
         f"### {THIS.title} (Cassandra {cas['version']}, {cas['nodes']} node(s), protocol v{cas['protocol_version']}; "
         f"{cfg['rounds']} interleaved rounds, medians{reference.pinning_words(cfg)})",
         "",
-        "Client CPU per query relative to `tuple_factory` (lower is better; median of per-round ratios, "
-        "their range in brackets):",
+        "Client CPU per query relative to `tuple` (the driver's `tuple_factory` on the driver's connection; "
+        "lower is better; median of per-round ratios, their range in brackets):",
         "",
         markdown_table(header, cpu_rows),
         "",
@@ -262,14 +315,28 @@ def render(section: dict[str, Any]) -> str:
         markdown_table(header, abs_rows),
         "",
         *_avoid_namedtuple_lines(cases),
+        *connection_lines(section),
         "Workloads: " + "; ".join(f"`{c['id']}` = {c['description']} ({c['queries_per_round']} queries per "
-                                  "factory and round)" for c in cases) + ".",
+                                  "configuration and round)" for c in cases) + ".",
         "",
         *targets.fenced("Targets (client CPU per query / tuple_factory's):", section["verdicts"]),
         "",
         *reference.unpinned_lines(section.get("unpinned") or {}),
     ]
     return "\n".join(parts).rstrip() + "\n"
+
+
+def connection_lines(section: dict[str, Any]) -> list[str]:
+    """Which client each connection was (class, peer driver, process), and the run's notes (rows left out)."""
+    described = section.get("configurations") or {}
+    clients = dict.fromkeys(f"`{d['connection']}` = {d['client']}" for d in described.values())
+    lines = []
+    if clients:
+        lines.append("Connections: " + "; ".join(clients) + ".")
+    lines += [f"Note: {note}." for note in section.get("notes") or []]
+    lines += [f"Note: `{c['id']}`: measured again after the node failed queries: {'; '.join(c['rounds_redone'])}."
+              for c in section.get("cases", []) if c.get("rounds_redone")]
+    return lines + [""] if lines else []
 
 
 def _avoid_namedtuple_lines(cases: list[dict[str, Any]]) -> list[str]:
@@ -312,12 +379,17 @@ PANELS = (chart.Panel(f"{THIS.title}: client CPU per query", _cpu_panel),
           chart.Panel(f"{THIS.title}: throughput", _qps_panel))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The command line's options, and the run's spec from them (its configurations checked)."""
     ap = cli.bench_parser(THIS.module, __doc__, SIZES)
     ap.add_argument("--hosts", help="comma-separated contact points of your own cluster (nothing is started)")
     ap.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
     ap.add_argument("--workloads", help=f"comma-separated, of: {', '.join(WORKLOADS)}")
-    ap.add_argument("--factories", help="comma-separated factory names (tuple is always included)")
+    ap.add_argument("--factories", help="comma-separated configurations (tuple is always included): factory "
+                    f"names, <factory>{e2e_configs.OURS_SUFFIX} for our connection, peers: {', '.join(e2e_configs.PEERS)}")
+    ap.add_argument("--connections", default="driver",
+                    help=f"comma-separated, of {', '.join(e2e_configs.CONNECTIONS)}: every factory on each "
+                         "(ours: fastpath.cluster_options())")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--round-seconds", type=float, help="approximate length of one factory's segment")
     ap.add_argument("--client-cpus", type=parse_cpus, metavar="LIST",
@@ -333,8 +405,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = default_spec(args.size)
     if args.workloads:
         spec["workloads"] = args.workloads.split(",")
+        if unknown := [w for w in spec["workloads"] if w not in WORKLOADS]:
+            ap.error(f"unknown workload(s) {', '.join(unknown)}; choose of {', '.join(WORKLOADS)}")
     if args.factories:
         spec["factories"] = args.factories.split(",")
+    spec["connections"] = args.connections.split(",")
+    try:
+        configurations(spec.get("factories"), spec["connections"])
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.rounds:
         spec["rounds"] = args.rounds
     if args.round_seconds:
@@ -349,6 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for who in ("client", "server"):
         if getattr(args, f"{who}_cpus"):
             spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")
+    return args, spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, spec = parse_args(argv)
     if spec["rounds"] < 5:
         print("note: fewer than 5 rounds; the project's method asks for at least 5", file=sys.stderr)
     with reach(args.hosts, args.port) as contact:

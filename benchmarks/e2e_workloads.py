@@ -9,12 +9,22 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from cassandra.cluster import ExecutionProfile
+
 from profiling.patterns import PATTERNS, Context
 
-from . import dataset
+from . import bench_timeouts, dataset
 
 KS = dataset.KEYSPACE
 MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
+#: The driver's own default request timeout (10 s): the write workloads and ``single50`` run with it,
+#: as an application that sets none does, so every request has a timer.
+DRIVER_DEFAULT_TIMEOUT_S = ExecutionProfile().request_timeout
+
+
+class QueriesFailed(RuntimeError):
+    """Some queries of a measurement failed (the server answered an error or timed out): the
+    benchmark measures that round again (``bench_e2e.bench_workload``)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +37,13 @@ class Workload:
     cols: int
     in_flight: int = 1      # 1 = sequential session.execute
     fetch_size: int | None = None
+    request_timeout: float | None = None  # None: the session's own (``dataset.CONNECT_OPTIONS``)
+
+    @property
+    def schema(self) -> tuple[str, ...]:
+        """DDL the workload needs beyond ``dataset.ensure_dataset`` (the write workloads' table,
+        ``bench_timeouts``' own, created if absent)."""
+        return bench_timeouts.SCHEMA if self.keys == "inserts" else ()
 
     @property
     def pattern(self) -> str:
@@ -47,7 +64,14 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
     Workload("wide_pages", "200-row pages, 50 columns, 50 in flight",
              f"SELECT * FROM {KS}.wide WHERE p = ?", "wide", dataset.PAGE_ROWS, dataset.WIDE_COLS, 50,
              dataset.PAGE_ROWS),
+    Workload("single50", "1-row SELECTs, 10 columns, 50 in flight, the driver's default timeout",
+             f"SELECT * FROM {KS}.narrow WHERE k = ?", "narrow", 1, 10, 50,
+             request_timeout=DRIVER_DEFAULT_TIMEOUT_S),
+    *(Workload(f"insert{n}", f"prepared 10-column INSERTs, {n:,} in flight, the driver's default timeout",
+               bench_timeouts.INSERT, "inserts", 0, 10, n, request_timeout=DRIVER_DEFAULT_TIMEOUT_S)
+      for n in (50, 1000)),
 )}
+
 
 def _params(kind: str, seed: int = 4) -> list[tuple]:
     """The parameters the queries of a workload take in turn (drawn once, from a fixed seed)."""
@@ -62,6 +86,8 @@ def _params(kind: str, seed: int = 4) -> list[tuple]:
         return [(rng.randrange(dataset.WIDE_PARTITIONS),) for _ in range(1_000)]
     if kind == "coll":
         return [(rng.randrange(dataset.COLL_PARTITIONS),) for _ in range(1_000)]
+    if kind == "inserts":  # bench_timeouts' rows, in key order
+        return bench_timeouts._rows()
     raise ValueError(kind)
 
 
@@ -80,8 +106,10 @@ class Runner:
     def measure(self, n: int, factory: str) -> tuple[float, float, int]:
         """(CPU seconds of the whole process, wall seconds, rows) for the next ``n`` queries;
         raises the first error, and if the rows are not ``n`` x the workload's rows per query."""
-        ctx = Context(self.session, self.request, concurrency=self.workload.in_flight, stop_on_error=True,
-                      timeout=MEASURE_TIMEOUT_S)
+        w = self.workload
+        ctx = Context(self.session, self.request, concurrency=w.in_flight, stop_on_error=True,
+                      timeout=MEASURE_TIMEOUT_S,
+                      **({} if w.request_timeout is None else {"request_timeout": w.request_timeout}))
         ops = range(self.next_op, self.next_op + n)
         self.next_op += n
         gc.collect()
@@ -90,7 +118,7 @@ class Runner:
         c1, w1 = time.process_time(), time.perf_counter()
         tally, what = ctx.tally, f"{self.workload.id}/{factory}"
         if tally.errors:
-            raise RuntimeError(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
+            raise QueriesFailed(f"{what}: {tally.errors} of {n} queries failed, the first with {tally.first_error}")
         if tally.rows != n * self.workload.rows:
             raise RuntimeError(f"{what}: {tally.rows} rows for {n} queries, expected {n * self.workload.rows}")
         return c1 - c0, w1 - w0, tally.rows

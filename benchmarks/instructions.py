@@ -1,8 +1,10 @@
 """Instructions per query under callgrind: a steadier measure than CPU time where per-round ratios spread.
 
     python -m benchmarks.instructions --workload pages --factories tuple,fastpath_class --queries 40,120
+    python -m benchmarks.instructions --workload insert1000 --factories fastpath_named+conn --queries 2000,6000
 
-For each factory, the client runs the end-to-end workload (``benchmarks.e2e_workloads``) twice under
+For each configuration (a factory, or a factory on our connection: ``<factory>+conn``, as in
+``benchmarks.bench_e2e``), the client runs the end-to-end workload (``benchmarks.e2e_workloads``) twice under
 ``valgrind --tool=callgrind``, once with each number of queries after the same warm-up; the
 instructions per query are the difference of the two runs' totals (all threads: the caller and the
 driver's event loop) over the difference in queries, so start-up, connecting, preparing and warming
@@ -27,22 +29,23 @@ _TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.M)
 
 
 def child(argv: Sequence[str]) -> int:
-    """In the process callgrind runs: connect, apply the factory, warm up, run the queries, exit."""
-    from profiling.cluster import Contact, connect
-    from profiling.factories import resolve
+    """In the process callgrind runs: connect (our connection for a ``+conn`` configuration), apply
+    the factory, warm up, run the queries, exit."""
+    from profiling.factories import BY_NAME
 
-    from . import dataset
-    from .e2e_workloads import WORKLOADS, Runner
+    from .e2e_clients import DriverClient
+    from .e2e_configs import parse
 
-    workload, factory, queries, hosts, port = argv
-    cluster, session = connect(Contact(hosts.split(","), int(port)), **dataset.CONNECT_OPTIONS)
+    workload, name, queries, hosts, port = argv
+    config = parse(name, list(BY_NAME))
+    if config.peer:
+        raise SystemExit(f"{name}: instructions are counted for this driver's configurations, not a peer's")
+    client = DriverClient.connect(hosts.split(","), int(port), ours=config.connection == "ours")
     try:
-        resolve(factory).apply(session)
-        runner = Runner(session, WORKLOADS[workload])
-        runner.measure(WARMUP_QUERIES, factory)
-        runner.measure(int(queries), factory)
+        client.measure(workload, config.factory, WARMUP_QUERIES)
+        client.measure(workload, config.factory, int(queries))
     finally:
-        cluster.shutdown()
+        client.close()
     return 0
 
 
@@ -77,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", default="pages", help="an end-to-end workload (benchmarks.e2e_workloads)")
     ap.add_argument("--factories", default="tuple,fastpath_named,fastpath_class",
-                    help="comma-separated factory names (tuple is always included, as the reference)")
+                    help="comma-separated configurations: factory names, or <factory>+conn for our connection "
+                         "(tuple is always included, as the reference)")
     ap.add_argument("--queries", default="40,120", help="the two run lengths, in queries")
     ap.add_argument("--hosts", help="comma-separated contact points (default: the local node)")
     ap.add_argument("--json", help="write the results here")

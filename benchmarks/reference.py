@@ -73,12 +73,11 @@ def unpinned_lines(side: dict[str, Any]) -> list[str]:
     cases = side.get("cases") or []
     if not cases:
         return []
-    factories = side["config"]["factories"]
-    header = ["factory"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
-    ratios = [[f] + [with_range(c["results"][f]["cpu_ratio"], c["results"][f].get("cpu_ratio_range"))
-                     for c in cases] for f in factories]
-    figures = [[f] + [f"{c['results'][f]['cpu_us_per_query']:.0f} µs, {c['results'][f]['qps']:.0f}/s"
-                      for c in cases] for f in factories]
+    from .e2e_configs import table_rows
+
+    header = ["configuration", "connection"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
+    ratios = table_rows(side, lambda r: with_range(r["cpu_ratio"], r.get("cpu_ratio_range")))
+    figures = table_rows(side, lambda r: f"{r['cpu_us_per_query']:.0f} µs, {r['qps']:.0f}/s")
     return [
         f"#### Unpinned, beside it (not judged; {side['config']['rounds']} interleaved rounds, client and "
         "server sharing the CPUs as they like)",

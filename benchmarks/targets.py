@@ -6,6 +6,7 @@ and recorded in the JSON, it does not fail the run.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
@@ -27,6 +28,15 @@ E2E_TARGETS = (
     ("single", "fastpath_dict", 0.90),
     ("pages", "fastpath_dict", 0.90),
     ("pages", "fastpath_class", 0.80),
+    # our connection (fastpath.cluster_options()) with the fast path, against the driver's tuple path
+    ("insert1000", "fastpath_named+conn", 0.45),
+    ("single50", "fastpath_named+conn", 0.60),
+)
+#: End to end, one configuration against another of the same run: client CPU per query, the median
+#: of per-round ratios (workload, configuration, the one it is measured against, limit).
+E2E_PAIRED_TARGETS = (
+    # our connection no worse than the fast path on the driver's connection
+    ("pages", "fastpath_named+conn", "fastpath_named", 1.00),
 )
 #: The driver's own figures from the same reference (informative: "REF", not pass/fail).
 E2E_REFERENCE = (
@@ -127,6 +137,15 @@ def end_to_end(section: dict[str, Any]) -> list[Verdict]:
         spread = r.get("cpu_ratio_range") if r else None
         rounds = f"rounds {spread[0]:.2f}-{spread[1]:.2f}" if spread else ""
         out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple", f"<= {limit:.2f}x", v, status,
+                           "; ".join(x for x in (rounds, note) if x)))
+    for workload, factory, against, limit in E2E_PAIRED_TARGETS:
+        res = cases.get(workload, {}).get("results", {})
+        a, b = res.get(factory), res.get(against)
+        per_round = [x / y for x, y in zip(a["cpu_us_rounds"], b["cpu_us_rounds"]) if y] if a and b else []
+        v = statistics.median(per_round) if per_round else None
+        status, note = judged(_check(v, "<=", limit), section.get("config", {}))
+        rounds = f"rounds {min(per_round):.2f}-{max(per_round):.2f}" if per_round else ""
+        out.append(Verdict("e2e", workload, f"CPU/query {factory} / {against}", f"<= {limit:.2f}x", v, status,
                            "; ".join(x for x in (rounds, note) if x)))
     for workload, factory, ref in E2E_REFERENCE:
         r = cases.get(workload, {}).get("results", {}).get(factory)

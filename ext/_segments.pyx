@@ -76,6 +76,12 @@ cdef bytes _plain_segments(bytes msg):
     return out
 
 
+def encode_plain(bytes msg):
+    """The segments an uncompressed :class:`SegmentCodec` writes for ``msg`` (``encode`` without a
+    buffer)."""
+    return _plain_segments(msg)
+
+
 class SegmentCodec(_PySegmentCodec):
     """The driver's ``SegmentCodec`` with compiled checksums: the same bytes, headers, segments and
     errors (``decode`` and the compressed path are the twin's, whose CRC-32 is zlib's)."""

@@ -30,7 +30,11 @@ overrides it, as the timed one does, is always called through it: each response
 is timed as dispatch, nested in framing and subtracted from it),
 ``create_timer`` adds to their timer service, whose ``fire`` runs the timeouts
 that expire, and ``_enable_checksumming`` gives the connection pyfactories'
-segment codec before its copy is timed. Their coalesced writes
+segment codec before its copy is timed. Their ``send_msg`` encodes EXECUTE and
+QUERY messages itself when the request's encoder is the driver's: the timed
+class gives it the driver's ``encode_message`` in place of the timed handler's
+wrapper of it, and times the whole ``send_msg`` as ``encode`` (the segment
+codec's ``encode`` nested in it stays ``framing``). Their coalesced writes
 (``pyfactories._writes``: ``push`` queues, ``handle_read``/``handle_write``
 send) are not a region: a ``push`` counts in the region that sends the request
 (``request``, or ``dispatch`` for a callback that sends the next one), the
@@ -49,10 +53,11 @@ pyfactories' timers one ``fire`` per expiry of their reactor timer).
 from __future__ import annotations
 
 import copy
+import types
 import sys
 from typing import Any, Callable
 
-from .instrument import DISPATCH, FRAMING, REQUEST, TIMERS, Recorder, _region
+from .instrument import DISPATCH, ENCODE, FRAMING, REQUEST, TIMERS, Recorder, _region
 
 #: Class attribute of a timed connection class: the driver's class it times.
 _BASE = "_pf_timed_base"
@@ -81,7 +86,37 @@ def timed_connection_class(rec: Recorder, base: type) -> type:
         "create_timer": classmethod(_region(rec, TIMERS, base.create_timer.__func__, "_pf_timer")),
         "_enable_checksumming": _enable_checksumming,
     }
+    if _encodes_itself(base):
+        namespace["send_msg"] = _region(rec, ENCODE, _unwrapping_encoder(base.send_msg), "encode_message")
     return type(f"Timed{base.__name__}", (base,), namespace)
+
+
+def _encodes_itself(base: type) -> bool:
+    """Whether ``base`` is pyfactories' connection, whose ``send_msg`` encodes EXECUTE and QUERY
+    messages itself (when the request's encoder is the driver's ``encode_message``)."""
+    try:
+        from pyfactories.connection import encoding
+    except ImportError:
+        return False
+    return getattr(base, "send_msg", None) is encoding.send_msg
+
+
+def _unwrapping_encoder(send_msg: Callable[..., Any]) -> Callable[..., Any]:
+    """``send_msg`` given the driver's ``encode_message`` in place of the timed handler's (which
+    wraps it), so our connection encodes as it does unprofiled; the whole ``send_msg`` is then timed
+    as encode (the segment codec's ``encode`` nested in it stays framing)."""
+    from cassandra.protocol import ProtocolHandler
+
+    plain = ProtocolHandler.encode_message.__func__
+
+    def send(self: Any, msg: Any, request_id: int, cb: Any, encoder: Any = ProtocolHandler.encode_message,
+             **kwargs: Any) -> Any:
+        func = getattr(encoder, "__func__", None)
+        if getattr(func, "__wrapped__", None) is plain:
+            encoder = types.MethodType(plain, encoder.__self__)
+        return send_msg(self, msg, request_id, cb, encoder, **kwargs)
+
+    return send
 
 
 def time_segment_codec(rec: Recorder, conn: Any) -> None:

@@ -43,9 +43,11 @@ from ._writes import CoalescedAsyncioWrites, CoalescedWrites
 __all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
 
 if _impl_name == "cython":
+    from . import _encoder as encoding
     from . import _segments as framing
     from ._timerqueue import TimerService
 else:
+    from . import _encoding as encoding
     from . import _framing as framing
     from ._timers import TimerService
 
@@ -131,6 +133,7 @@ class CompiledFraming:
 
     process_io_buffer = framing.process_io_buffer
     process_msg = framing.process_msg
+    send_msg = encoding.send_msg
 
     def _enable_checksumming(self) -> None:
         super()._enable_checksumming()  # type: ignore[misc]

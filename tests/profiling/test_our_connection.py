@@ -236,3 +236,25 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
     for line, category in cases.items():
         (stack,) = sampling.parse_raw([line])
         assert sampling.classify(stack, by_module=True) == category, line
+
+
+@pytest.mark.parametrize("ours", [connection.TimerQueueLibevConnection, connection.TimerQueueAsyncioConnection])
+def test_the_timed_class_encodes_as_ours_and_times_it_as_encode(ours):
+    """Under the profiler the request's encoder is the timed handler's (a wrapper of the driver's):
+    our ``send_msg`` still encodes EXECUTE frames itself, the driver's bytes, timed as encode."""
+    from cassandra import ConsistencyLevel
+    from cassandra.protocol import ExecuteMessage, ProtocolHandler
+
+    rec = instrument.Recorder()
+    timed_conn = hooks.timed_connection_class(rec, ours)
+    handler = instrument.timed_handler(rec, ProtocolHandler)
+    pushed = []
+    conn = timed_conn.__new__(timed_conn)
+    Connection.__init__(conn, "127.0.0.1", protocol_version=4)
+    conn.push = pushed.append
+    msg = ExecuteMessage(b"id", [b"v", None], ConsistencyLevel.ONE)
+    before = rec.snapshot()
+    conn.send_msg(msg, 5, cb=None, encoder=handler.encode_message, decoder=handler.decode_message)
+    d = instrument.delta(before, rec.snapshot())
+    assert pushed == [ProtocolHandler.encode_message(msg, 5, 4, None, False)]
+    assert d["calls"]["encode"] == 1  # send_msg alone: the handler's own timed encode was not called
