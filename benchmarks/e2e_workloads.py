@@ -95,18 +95,33 @@ class Runner:
     """Runs a workload's pattern over its next ``n`` queries, the parameters taken in turn across calls."""
 
     def __init__(self, session: Any, w: Workload) -> None:
+        from cassandra.query import PreparedStatement
+
         stmt = session.prepare(w.query)
         if w.fetch_size:
             stmt.fetch_size = w.fetch_size
-        params = _params(w.keys)
+        driver_bind = PreparedStatement.bind if isinstance(stmt, PreparedStatement) else type(stmt).bind
+        self._stmt, self._params, self._driver_bind = stmt, _params(w.keys), driver_bind
         self.session, self.workload, self.body = session, w, PATTERNS[w.pattern].body
-        self.request = lambda i: stmt.bind(params[i % len(params)])
+        self.request = self._requests()
         self.next_op = 0
+
+    def _requests(self) -> Any:
+        """``i -> bound statement`` as the session binds now: pyfactories' bind when the fast path
+        binds the statements this session prepares (``fastpath.enable``), else the driver's. The
+        statement is prepared once, whatever was applied first, so each configuration binds its own
+        way on the same statement."""
+        from pyfactories import binding
+
+        stmt, params = self._stmt, self._params
+        bind = binding.bind if binding.is_installed(self.session) else self._driver_bind
+        return lambda i: bind(stmt, params[i % len(params)])
 
     def measure(self, n: int, factory: str) -> tuple[float, float, int]:
         """(CPU seconds of the whole process, wall seconds, rows) for the next ``n`` queries;
         raises the first error, and if the rows are not ``n`` x the workload's rows per query."""
         w = self.workload
+        self.request = self._requests()
         ctx = Context(self.session, self.request, concurrency=w.in_flight, stop_on_error=True,
                       timeout=MEASURE_TIMEOUT_S,
                       **({} if w.request_timeout is None else {"request_timeout": w.request_timeout}))
