@@ -122,7 +122,7 @@ def test_a_write_workload_sends_its_rows_with_its_timeout():
 
     class Session:
         def prepare(self, query):
-            return type("Prepared", (), {"bind": staticmethod(lambda params: params), "fetch_size": None})()
+            return type("Prepared", (), {"bind": lambda self, params: params, "fetch_size": None})()
 
         def execute_async(self, bound, timeout):
             sent.append((bound, timeout))
