@@ -80,8 +80,9 @@ SIZES: dict[str, dict[str, Any]] = {
     "tiny": {"rounds": 5, "round_s": 0.02, "warmup_s": 0.5, "workloads": ["single", "pages"]},
     # our connection's targets, pinned as the reference configuration asks, beside a peer driver
     "connection": {"rounds": reference.MIN_ROUNDS, "round_s": 0.5, "warmup_s": 3.0, "reference": True,
-                   "workloads": ["single50", "insert1000", "pages"],
-                   "factories": ["tuple", "fastpath_named", "tuple+conn", "fastpath_named+conn", "acsylla"]},
+                   "workloads": ["single", "single50", "insert50", "insert1000", "pages"],
+                   "factories": ["tuple", "fastpath_named", "tuple+conn", "fastpath_named+conn", "fastpath_dict+conn",
+                                 "acsylla"]},
 }
 WARMUP_MAX_S = 30.0  # the longest node warm-up per workload
 WARMUP_QUERIES = 50  # per factory (and again for tuple, to size the rounds)

@@ -32,6 +32,16 @@ E2E_TARGETS = (
     ("insert1000", "fastpath_named+conn", 0.45),
     ("single50", "fastpath_named+conn", 0.60),
 )
+#: The same measure, the targets of our connection with the compiled request path on it (bind,
+#: encoding): judged as above, named apart in the verdicts.
+E2E_REQUEST_PATH_TARGETS = (
+    ("single50", "fastpath_named+conn", 0.50),
+    ("single50", "fastpath_dict+conn", 0.55),
+    ("single", "fastpath_named+conn", 0.70),
+    ("insert50", "fastpath_named+conn", 0.60),
+    ("insert1000", "fastpath_named+conn", 0.40),
+)
+REQUEST_PATH = " (request path)"
 #: End to end, one configuration against another of the same run: client CPU per query, the median
 #: of per-round ratios (workload, configuration, the one it is measured against, limit).
 E2E_PAIRED_TARGETS = (
@@ -130,13 +140,14 @@ def end_to_end(section: dict[str, Any]) -> list[Verdict]:
 
     out: list[Verdict] = []
     cases = {c["id"]: c for c in section.get("cases", [])}
-    for workload, factory, limit in E2E_TARGETS:
+    listed = [(t, "") for t in E2E_TARGETS] + [(t, REQUEST_PATH) for t in E2E_REQUEST_PATH_TARGETS]
+    for (workload, factory, limit), label in listed:
         r = cases.get(workload, {}).get("results", {}).get(factory)
         v = r.get("cpu_ratio") if r else None
         status, note = judged(_check(v, "<=", limit), section.get("config", {}))
         spread = r.get("cpu_ratio_range") if r else None
         rounds = f"rounds {spread[0]:.2f}-{spread[1]:.2f}" if spread else ""
-        out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple", f"<= {limit:.2f}x", v, status,
+        out.append(Verdict("e2e", workload, f"CPU/query {factory} / tuple{label}", f"<= {limit:.2f}x", v, status,
                            "; ".join(x for x in (rounds, note) if x)))
     for workload, factory, against, limit in E2E_PAIRED_TARGETS:
         res = cases.get(workload, {}).get("results", {})

@@ -213,7 +213,18 @@ def test_the_connections_targets_are_judged_against_the_same_runs_rounds():
     assert pages.note == "rounds 0.95-1.01"
     unpinned = section_with_connections()
     unpinned["config"]["rounds"] = 5
-    assert {v.status for v in targets.end_to_end(unpinned) if "+conn" in v.what} == {"~PASS"}
+    assert {v.status for v in targets.end_to_end(unpinned)
+            if "+conn" in v.what and targets.REQUEST_PATH not in v.what} == {"~PASS"}
+
+
+def test_the_request_paths_targets_are_stricter_and_named_apart():
+    vs = {(v.case, v.what): v for v in targets.end_to_end(section_with_connections())}
+    single50 = vs[("single50", "CPU/query fastpath_named+conn / tuple (request path)")]
+    assert single50.status == "MISS" and single50.value == pytest.approx(0.55) and single50.target == "<= 0.50x"
+    insert = vs[("insert1000", "CPU/query fastpath_named+conn / tuple (request path)")]
+    assert insert.status == "MISS" and insert.target == "<= 0.40x"
+    assert vs[("insert1000", "CPU/query fastpath_named+conn / tuple")].status == "PASS"  # the connection's own
+    assert vs[("single", "CPU/query fastpath_named+conn / tuple (request path)")].status == "N/A"  # not measured
 
 
 def test_a_slower_connection_misses_its_targets():
