@@ -132,8 +132,10 @@ class CompiledFraming:
     the driver's."""
 
     process_io_buffer = framing.process_io_buffer
-    process_msg = framing.process_msg
-    send_msg = encoding.send_msg
+    if framing.DISPATCH_OURS:  # not on scylla-driver, whose decoders and encoders take protocol features
+        process_msg = framing.process_msg
+    if encoding.ENCODE_OURS:
+        send_msg = encoding.send_msg
 
     def _enable_checksumming(self) -> None:
         super()._enable_checksumming()  # type: ignore[misc]
