@@ -36,6 +36,8 @@ from typing import Any, Callable
 from cassandra import segment
 from cassandra.connection import Connection
 
+from ._encoding import ENCODE_OURS
+from ._framing import DISPATCH_OURS
 from ._impl import name as _impl_name
 from ._timers import INF, TimerHandle
 from ._writes import CoalescedAsyncioWrites, CoalescedWrites
@@ -132,9 +134,9 @@ class CompiledFraming:
     the driver's."""
 
     process_io_buffer = framing.process_io_buffer
-    if framing.DISPATCH_OURS:  # not on scylla-driver, whose decoders and encoders take protocol features
+    if DISPATCH_OURS:  # not on scylla-driver, whose decoders and encoders take protocol features
         process_msg = framing.process_msg
-    if encoding.ENCODE_OURS:
+    if ENCODE_OURS:
         send_msg = encoding.send_msg
 
     def _enable_checksumming(self) -> None:
