@@ -16,6 +16,8 @@ from profiling.cluster import connect
 from pyfactories import connection, fastpath
 from pyfactories._writes import CoalescedAsyncioWrites, CoalescedWrites
 
+from .support import pool_connections
+
 pytestmark = pytest.mark.integration
 
 KEYSPACE = "coalesce"  # this module's own keyspace
@@ -103,7 +105,7 @@ def _read_back(session, run: str) -> dict[int, tuple]:
 
 
 def test_our_class_coalesces(session):
-    conns = [pool._connection for pool in session._pools.values()]
+    conns = pool_connections(session)
     kind = session.coalesce_kind
     assert conns and all(type(c) is CLASSES[kind] and isinstance(c, MIXINS[kind]) for c in conns)
 
@@ -157,7 +159,7 @@ def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact, ki
                     "PRIMARY KEY (run, k))", timeout=60)
     insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (run, k, b) VALUES (?, ?, ?)")
     blob = bytes(1 << 20)
-    conns = [pool._connection for pool in session._pools.values()]
+    conns = pool_connections(session)
     ended = threading.Semaphore(0)
     futures = []
     for k in range(64):
