@@ -7,7 +7,6 @@ requests in flight."""
 from __future__ import annotations
 
 import ssl
-import subprocess
 import threading
 import time
 import uuid
@@ -28,7 +27,7 @@ from profiling.cluster import Contact, connect
 from profiling.cluster import profile as cluster_profile
 from pyfactories import connection, fastpath
 
-from .proxy import HoldingProxy, TlsProxy
+from .proxy import HoldingProxy, self_signed_tls_proxy
 
 pytestmark = pytest.mark.integration
 
@@ -447,15 +446,8 @@ def test_tls_to_a_node_without_tls_fails_as_the_drivers(contact, tls):
 def tls_proxy(contact, tmp_path_factory):
     """A TLS proxy to the node with a self-signed certificate for 127.0.0.1, and a client context
     that verifies it (certificate and host name)."""
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = d / "cert.pem", d / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server.load_cert_chain(cert, key)
-    p = TlsProxy(contact.hosts[0], contact.port, server)
-    yield p, ssl.create_default_context(cafile=str(cert))
+    p, context = self_signed_tls_proxy(contact.hosts[0], contact.port, tmp_path_factory.mktemp("tls"))
+    yield p, context
     p.close()
 
 
