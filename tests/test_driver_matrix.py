@@ -24,10 +24,11 @@ REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs wi
 SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
           "tests/integration/test_fastpath_routes.py", "tests/integration/test_types.py"]
 #: The connection classes' unit tests (decision, timers, framing and writes next to the driver's own
-#: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors).
+#: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors, TLS,
+#: the driver's other behaviours next to its own class).
 CONNECTION = ["tests/test_connection.py", "tests/test_framing.py", "tests/test_writes.py",
               "tests/integration/test_connection.py", "tests/integration/test_framing.py",
-              "tests/integration/test_writes.py"]
+              "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
         "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]
