@@ -27,7 +27,9 @@ Errors, flags and closing are the driver's: ``EV_ERROR`` is handled by the drive
 ``handle_write``; a send that would block puts the data back and marks the socket not writable (so
 ``send_msg`` raises the driver's ``ConnectionBusy`` until the queue drains); any other socket error
 defuncts the connection with that error; a TLS socket that wants to read or write gets the same
-bytes again, alone, on the next try (OpenSSL's rule for retried writes); ``close()`` is the driver's.
+bytes again, alone, on the next try (OpenSSL's rule for retried writes); ``close()`` is the driver's,
+and a write event after it writes nothing (scylla-driver's ``close()`` leaves the socket open until
+its loop's next turn; cassandra-driver's closes it, so a write would fail and change nothing).
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ class CoalescedWrites:
     _take = _take_next
 
     def handle_write(self, watcher: Any, revents: int, errno: int | None = None) -> None:
+        if self.is_closed:  # type: ignore[attr-defined]
+            return  # scylla-driver's close() leaves the socket to its loop, and its handle_write stops here
         if revents & libevreactor.libev.EV_ERROR:
             super().handle_write(watcher, revents, errno)  # type: ignore[misc]
             return
@@ -158,7 +162,9 @@ class CoalescedAsyncioWrites:
     the writer (``call_soon_threadsafe``, or directly on the loop's thread) only when the queue was
     empty; the writer (the driver's ``handle_write`` task, replaced) sends what the queue holds, up
     to ``max_write_size`` bytes joined, with one ``sock_sendall``. A socket error defuncts the
-    connection as the driver's writer does; ``close()`` cancels the writer as the driver's does."""
+    connection as the driver's writer does; ``close()`` cancels the writer as the driver's does. A
+    connection whose driver writes TLS through an asyncio transport (scylla-driver's) keeps the
+    driver's ``push`` and writer."""
 
     max_write_size = CoalescedWrites.max_write_size
 
@@ -168,7 +174,16 @@ class CoalescedAsyncioWrites:
         self._writes_ready = asyncio.Event()  # set on the loop's thread only
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
 
+    @property
+    def _writes_through_transport(self) -> bool:
+        """scylla-driver's connection with TLS writes through the asyncio transport it opens after
+        connecting (``_using_ssl``), not the socket: then its own ``push`` and writer are used."""
+        return getattr(self, "_using_ssl", False)
+
     def push(self, data: bytes) -> None:
+        if self._writes_through_transport:
+            super().push(data)  # type: ignore[misc]
+            return
         with self._out_lock:
             wake = not self._out
             self._out.append(data)
@@ -193,6 +208,9 @@ class CoalescedAsyncioWrites:
         return b"".join(parts) if len(parts) > 1 else parts[0]
 
     async def handle_write(self) -> None:
+        if self._writes_through_transport:
+            await super().handle_write()  # type: ignore[misc]
+            return
         ready, loop = self._writes_ready, self._loop  # type: ignore[attr-defined]
         while True:
             try:

@@ -258,12 +258,60 @@ def _driver_unsupported() -> str | None:
     if cassandra.__version__ not in TESTED_RELEASES.get(dist, ()):
         tested = "; ".join(f"{d} {', '.join(v)}" for d, v in TESTED_RELEASES.items())
         return f"{dist} {cassandra.__version__} is not a driver release its timers are tested on ({tested})"
+    missing = missing_internals()
+    if missing:
+        return f"{dist} {cassandra.__version__} lacks what its connection classes use: {', '.join(missing)}"
     return None
 
 
-#: Driver releases whose reactors' timer contract (``create_timer(timeout, callback)`` returning an
-#: object with ``cancel()``; the libev loop's ``_loop``, ``_thread``, ``_shutdown`` and ``notify``) is tested.
-TESTED_RELEASES = {"cassandra-driver": ("3.30.1",)}
+#: What of the driver the classes here use, by module: the read loop and segment codec they replace,
+#: the frames and errors they build, the reactors' timer and write hooks.
+INTERNALS = {
+    "cassandra.connection": ("Connection.process_io_buffer", "Connection.process_msg",
+                             "Connection._enable_checksumming", "Connection.defunct", "_Frame",
+                             "CrcMismatchException", "ProtocolError", "NONBLOCKING"),
+    "cassandra.segment": ("SegmentCodec.compress", "SegmentCodec.decompress", "SegmentCodec.FLAG_OFFSET",
+                          "Segment.MAX_PAYLOAD_LENGTH", "SegmentHeader", "CrcException", "CRC24_INIT",
+                          "CRC24_POLY", "CRC32_INITIAL"),
+    "cassandra.io.libevreactor": ("LibevConnection.push", "LibevConnection.handle_read",
+                                  "LibevConnection.handle_write", "LibevConnection.create_timer",
+                                  "LibevConnection.initialize_reactor", "LibevConnection.handle_fork",
+                                  "LibevLoop.notify", "libev.Timer", "libev.Prepare", "libev.EV_ERROR",
+                                  "_global_loop"),
+    "cassandra.io.asyncioreactor": ("AsyncioConnection.push", "AsyncioConnection.handle_write",
+                                    "AsyncioConnection.create_timer", "AsyncioConnection.initialize_reactor",
+                                    "AsyncioConnection._loop", "AsyncioConnection._loop_thread"),
+}
+
+
+def missing_internals(internals: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """The dotted names of ``internals`` (default :data:`INTERNALS`) the installed driver lacks; a reactor
+    module that cannot be imported counts as present (``cluster_options`` says why it is off)."""
+    import importlib
+
+    missing = []
+    for module_name, names in (INTERNALS if internals is None else internals).items():
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # a reactor without its extension: LIBEV_UNAVAILABLE / ASYNCIO_UNAVAILABLE
+            continue
+        for dotted in names:
+            found: Any = module
+            for part in dotted.split("."):
+                found = getattr(found, part, _MISSING)
+                if found is _MISSING:
+                    missing.append(f"{module_name}.{dotted}")
+                    break
+    return missing
+
+
+_MISSING = object()
+#: Driver releases whose connection contract is checked: their sources read for every internal the
+#: classes here use (:data:`INTERNALS`, and the libev loop's ``_loop``, ``_thread`` and ``_shutdown``,
+#: the connection's ``_io_buffer``, ``_deque_lock`` and ``_socket_writable``), and the connection's
+#: unit tests and its integration tests run on each by ``make test-matrix``. The same releases as the
+#: fast path's (``pyfactories._driver.FASTPATH_RELEASES``).
+TESTED_RELEASES = {"cassandra-driver": ("3.30.0", "3.30.1"), "scylla-driver": ("3.29.11", "3.29.12")}
 DRIVER_UNSUPPORTED = _driver_unsupported()
 
 

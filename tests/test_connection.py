@@ -298,6 +298,69 @@ def test_driver_release_check_names_the_tested_releases(monkeypatch):
     assert connection._driver_unsupported() is None
 
 
+def test_the_connection_goes_where_the_fast_path_goes():
+    """The releases whose connection contract is checked are the fast path's: ``cluster_options()``
+    gives our class on each (``make test-matrix`` runs the connection's tests there)."""
+    from pyfactories import _driver
+
+    assert connection.TESTED_RELEASES == _driver.FASTPATH_RELEASES
+
+
+@pytest.mark.parametrize("dist, version", [(d, v) for d, vs in connection.TESTED_RELEASES.items() for v in vs])
+def test_each_tested_release_gets_our_classes(monkeypatch, dist, version):
+    import cassandra
+
+    from pyfactories import _driver
+
+    monkeypatch.setattr(cassandra, "__version__", version)
+    monkeypatch.setattr(_driver, "distribution", lambda: dist)
+    assert connection._driver_unsupported() is None
+    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", connection._driver_unsupported())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert connection.cluster_options() == {"connection_class": connection.TimerQueueLibevConnection}
+
+
+@pytest.mark.parametrize("dist, version", [
+    ("scylla-driver", "3.29.10"), ("cassandra-driver", "3.29.3"), ("cassandra-driver", "3.29.12"),
+    ("scylla-driver", "3.30.1"), ("cassandra-driver or scylla-driver", "3.30.1"), ("unknown", "3.30.1")])
+def test_other_releases_get_one_warning_naming_them_and_no_options(monkeypatch, dist, version):
+    import cassandra
+
+    from pyfactories import _driver
+
+    monkeypatch.setattr(cassandra, "__version__", version)
+    monkeypatch.setattr(_driver, "distribution", lambda: dist)
+    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", connection._driver_unsupported())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert connection.cluster_options() == {}
+        assert connection.cluster_options(connection._AsyncioBase) == {}
+    assert [w.category for w in caught] == [RuntimeWarning, RuntimeWarning]
+    message = str(caught[0].message)
+    assert f"{dist} {version} is not a driver release its timers are tested on" in message
+    assert all(f"{d} {', '.join(v)}" in message for d, v in connection.TESTED_RELEASES.items())
+
+
+def test_the_installed_driver_has_every_internal_the_classes_use():
+    assert connection.missing_internals() == []
+
+
+def test_missing_internals_are_named(monkeypatch):
+    wanted = {"cassandra.connection": ("Connection.process_msg", "Connection.no_such_method", "_Frame", "NoSuchName"),
+              "cassandra.segment": ("SegmentCodec.FLAG_OFFSET", "CRC24_POLY"),
+              "pyfactories_no_such_reactor": ("Anything",)}  # a reactor that does not import: said elsewhere
+    assert connection.missing_internals(wanted) == ["cassandra.connection.Connection.no_such_method",
+                                                    "cassandra.connection.NoSuchName"]
+    monkeypatch.setattr(connection, "INTERNALS", wanted)
+    why = connection._driver_unsupported()
+    assert "lacks what its connection classes use" in why and "Connection.no_such_method" in why
+    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", why)
+    with pytest.warns(RuntimeWarning, match="no_such_method") as caught:
+        assert connection.cluster_options() == {}
+    assert len(caught) == 1
+
+
 def test_create_timer_before_the_reactor_exists_says_so(monkeypatch):
     monkeypatch.setattr(connection, "_libev_timers", None)
     monkeypatch.setattr(connection._libevreactor, "_global_loop", None)

@@ -1,6 +1,7 @@
 """Every driver release the fast path supports, proven against the real node: the wheel and that
-release installed into a fresh virtual environment, then the fast path's differential tests run
-there against the installed wheel (not the source tree). The package's unit suite runs from the
+release installed into a fresh virtual environment, then the fast path's differential tests and the
+connection's tests (``fastpath.cluster_options()``'s classes: timers, framing, writes) run there
+against the installed wheel (not the source tree). The package's unit suite runs from the
 wheel of every CPython found, and every other Python x driver pair gets a smoke test with rows from
 the node. A release outside the list, and one without compiled extensions, get one warning and the
 driver's own path.
@@ -22,6 +23,12 @@ REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs wi
 #: The fast path's differential tests: decoding (fuzzed), routing, every CQL type, statements, paging.
 SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
           "tests/integration/test_fastpath_routes.py", "tests/integration/test_types.py"]
+#: The connection classes' unit tests (decision, timers, framing and writes next to the driver's own
+#: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors, TLS,
+#: the driver's other behaviours next to its own class).
+CONNECTION = ["tests/test_connection.py", "tests/test_framing.py", "tests/test_writes.py",
+              "tests/integration/test_connection.py", "tests/integration/test_framing.py",
+              "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
         "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]
@@ -52,13 +59,15 @@ def pytest_passed(done):
 
 
 @pytest.mark.parametrize("driver", RELEASES)
-def test_the_fast_paths_differential_tests_pass_on(driver, wheels, suite, contact, tmp_path):
+def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, contact, tmp_path):
     python = env_with(tmp_path / "env", [driver, wheels["cp311"], *TEST_TOOLS])
-    installed = run(python, "-c", "import pyfactories, cassandra; from pyfactories import _driver; "
-                    "print(_driver.distribution(), cassandra.__version__, pyfactories.__file__)", cwd=suite).stdout
+    installed = run(python, "-W", "error", "-c", "import pyfactories, cassandra; from pyfactories import _driver, "
+                    "fastpath; print(_driver.distribution(), cassandra.__version__, pyfactories.__file__, "
+                    "fastpath.cluster_options()['connection_class'].__name__)", cwd=suite).stdout
     assert installed.split()[:2] == driver.split("==") and installed.split()[2].startswith(str(tmp_path))
-    pytest_passed(run(python, "-m", "pytest", *SUBSET, "-q", "-p", "no:cacheprovider", env=against(contact),
-                      cwd=suite, ok=False))
+    assert installed.split()[3] == "TimerQueueLibevConnection"
+    pytest_passed(run(python, "-m", "pytest", *SUBSET, *CONNECTION, "-q", "-p", "no:cacheprovider",
+                      env=against(contact), cwd=suite, ok=False))
 
 
 def test_the_unit_suite_passes_from_each_wheel_on_its_python(wheels, suite, tmp_path):
@@ -112,8 +121,12 @@ with warnings.catch_warnings(record=True) as caught:
     enabled = fastpath.enable(session)
 row = session.execute("SELECT key, cluster_name FROM system.local").one()
 cluster.shutdown()
+with warnings.catch_warnings(record=True) as timers:
+    warnings.simplefilter("always")
+    options = fastpath.cluster_options()
 print(json.dumps({"enabled": enabled, "row": type(row).__name__, "fields": list(row._fields),
-                  "warnings": sorted({str(w.message) for w in caught if w.category is RuntimeWarning})}))
+                  "warnings": sorted({str(w.message) for w in caught if w.category is RuntimeWarning}),
+                  "options": repr(options), "timers": [str(w.message) for w in timers if w.category is RuntimeWarning]}))
 """
 
 
@@ -126,3 +139,6 @@ def test_other_drivers_keep_their_own_path_with_one_warning(driver, why, wheels,
     found = json.loads(run(python, "-c", REFUSED, env=against(contact), cwd=suite).stdout.splitlines()[-1])
     assert found["enabled"] is False and (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
     assert len(found["warnings"]) == 1 and why in found["warnings"][0], found["warnings"]
+    # and the connection classes stay off with one warning naming the release: the cluster keeps the driver's
+    assert found["options"] == "{}" and len(found["timers"]) == 1, found
+    assert f"{driver.replace('==', ' ')} is not a driver release its timers are tested on" in found["timers"][0]

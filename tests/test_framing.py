@@ -230,6 +230,10 @@ def stream(framing, rnd, version, segmented, compressed, n_frames, big):
     return theirs_conn, ours_conn, data, frames_bytes, codec
 
 
+#: The protocol versions of the frames read (scylla-driver supports 3 to 5, cassandra-driver 2 too).
+VERSIONS = [v for v in (5, 4, 3, 2) if v in ProtocolVersion.SUPPORTED_VERSIONS]
+
+
 def expected_events(frames_bytes: list[bytes]) -> list[tuple]:
     """What ``Recorder`` records for well-formed frames, read from their own bytes."""
     out = []
@@ -242,7 +246,7 @@ def expected_events(frames_bytes: list[bytes]) -> list[tuple]:
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32), version=st.sampled_from([5, 4, 3, 2]), segmented=st.booleans(),
+@given(seed=st.integers(0, 2**32), version=st.sampled_from(VERSIONS), segmented=st.booleans(),
        compressed=st.booleans(), n_frames=st.integers(1, 12), big=st.booleans(), small=st.booleans())
 def test_frames_delivered_are_the_drivers(framing, seed, version, segmented, compressed, n_frames, big, small):
     """Ours reads in random pieces; the driver's v4 loop too, its v5 loop in one read (reads that end
@@ -373,6 +377,21 @@ def test_bad_frames_defunct_with_the_drivers_protocol_error(framing, bad, messag
         conn.feed(data)
     assert ours.errors() == theirs.errors()[:1] == [("defunct", ProtocolError, message)]
     assert len(ours.frames()) == 1
+
+
+def test_each_frame_version_is_read_or_refused_as_by_the_driver(framing):
+    """Which versions a frame may have is the installed driver's (``ProtocolVersion.SUPPORTED_VERSIONS``:
+    1 to 6 and DSE's with cassandra-driver, 3 to 5 with scylla-driver)."""
+    delivered = []
+    for version in range(128):
+        theirs, ours, _ = connections(framing, 4, False, False)
+        data = frame(version, 3, b"body")
+        for conn in (theirs, ours):
+            conn.feed(data)
+        assert ours.events == theirs.events, version
+        if ours.frames():
+            delivered.append(version)
+    assert delivered == sorted(ProtocolVersion.SUPPORTED_VERSIONS)
 
 
 def test_an_oversized_frame_waits_for_its_bytes(framing):

@@ -307,12 +307,28 @@ def test_a_socket_error_defuncts_as_the_driver(loop, revents):
         else:
             conn._socket.errors.append(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"))
             conn.handle_write(None, 0)
-        assert conn.is_defunct and conn.is_closed and conn._socket.closed
-        assert loop.destroyed[-1] is conn
+        assert conn.is_defunct and conn.is_closed
+        assert loop.destroyed[-1] is conn  # the loop stops its watchers (and, on scylla-driver, closes the socket)
         assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
         outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen],
-                          conn._socket.sends)
+                          conn._socket.sends, conn._socket.closed)
     assert outcomes["ours"] == outcomes["ours-py"] == outcomes["driver"]
+
+
+@pytest.mark.parametrize("revents", [0, "EV_ERROR"])
+def test_a_write_event_after_close_sends_nothing_as_the_driver(loop, revents):
+    """cassandra-driver's ``close()`` closes the socket; scylla-driver's leaves it to its loop's next
+    turn and its ``handle_write`` returns on a closed connection: either way nothing more is sent."""
+    outcomes = {}
+    for kind in CLASSES:
+        conn = make(kind)
+        conn.push(b"pending")
+        conn.close()
+        if conn._socket.closed:  # what sending on a closed socket raises
+            conn._socket.errors.append(OSError(errno.EBADF, "Bad file descriptor"))
+        conn.handle_write(None, libevreactor.libev.EV_ERROR if revents else 0, errno.ECONNRESET if revents else None)
+        outcomes[kind] = (conn._socket.sends, conn.is_defunct, conn.is_closed, conn._socket.closed)
+    assert outcomes["ours"] == outcomes["ours-py"] == outcomes["driver"] and outcomes["ours"][:3] == ([], False, True)
 
 
 def test_send_msg_after_close_raises_the_drivers_error(loop, ours):
@@ -372,6 +388,9 @@ def make_aio(kind: str, aio_loop):
     sockets += [mine, peer]
     mine.setblocking(False)
     conn._socket = mine
+    # what scylla-driver's __init__ also sets (no TLS here); cassandra-driver's class ignores them
+    conn._using_ssl, conn._transport, conn._protocol, conn._ssl_ready = False, None, None, None
+    conn._background_tasks = set()
     if kind == "driver":
         async def queues():
             return asyncio.Queue(), asyncio.Lock()
@@ -455,3 +474,41 @@ def test_asyncio_a_socket_error_defuncts_as_the_driver(aio_loop):
         assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
         outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen])
     assert outcomes["ours"] == outcomes["driver"]
+
+
+class TransportWrites(AsyncioConnection):
+    """A driver asyncio connection that writes TLS through a transport of its own (scylla-driver's
+    with ``ssl_context``), its ``push`` and writer recorded."""
+
+    _using_ssl = True
+
+    def __init__(self) -> None:
+        self.pushed: list[bytes] = []
+        self.writers = 0
+
+    def push(self, data: bytes) -> None:
+        self.pushed.append(data)
+
+    async def handle_write(self) -> None:
+        self.writers += 1
+
+
+def test_asyncio_writes_through_the_drivers_tls_transport_are_the_drivers():
+    from pyfactories._writes import CoalescedAsyncioWrites
+
+    Ours = type("Ours", (CoalescedAsyncioWrites, TransportWrites), {})
+    conn = Ours()
+    conn._out = deque()
+    conn.push(b"request")
+    asyncio.run(conn.handle_write())
+    assert (conn.pushed, conn.writers, list(conn._out)) == ([b"request"], 1, [])
+    assert TimerQueueAsyncioConnection._writes_through_transport.fget(make_plain()) is False
+
+
+def make_plain():
+    """Our asyncio connection as cassandra-driver's (and scylla-driver's without TLS) sets it up."""
+    conn = TimerQueueAsyncioConnection.__new__(TimerQueueAsyncioConnection)
+    Connection.__init__(conn, "127.0.0.1")
+    if hasattr(AsyncioConnection, "_setup_ssl_and_run"):  # scylla-driver's __init__ says whether it uses TLS
+        conn._using_ssl = False
+    return conn

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 
 class HoldingProxy:
@@ -112,19 +114,26 @@ class TlsProxy:
 
     def __init__(self, host: str, port: int, context: ssl.SSLContext) -> None:
         self.target = (host, port)
+        self.context = context
         self.handshakes = 0  # TLS connections accepted
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task] = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="tls-proxy")
         self._thread.start()
-        start = asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=context)
+        # TLS is started in _serve, so a connection that closes during its handshake is still closed by close()
+        start = asyncio.start_server(self._serve, "127.0.0.1", 0)
         self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result(10)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.handshakes += 1
         self._writers.add(writer)
+        try:
+            await writer.start_tls(self.context)
+        except (OSError, ssl.SSLError):
+            writer.close()
+            return
+        self.handshakes += 1
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:
@@ -139,17 +148,30 @@ class TlsProxy:
     async def _stop(self) -> None:
         self._server.close()
         for writer in self._writers:
-            writer.close()
+            writer.transport.abort()  # at once: a TLS close would wait for a peer that may be gone
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
+        await asyncio.sleep(0)  # the aborted transports close their sockets in the loop's next turn
 
     def close(self) -> None:
         asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+
+def self_signed_tls_proxy(host: str, port: int, directory: Path) -> tuple[TlsProxy, ssl.SSLContext]:
+    """A :class:`TlsProxy` to the node with a self-signed certificate for 127.0.0.1 (made in
+    ``directory``), and a client context that verifies it (certificate and host name)."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    return TlsProxy(host, port, server), ssl.create_default_context(cafile=str(cert))
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -376,3 +376,13 @@ def assert_same_fetch(ours: Fetched, theirs: Fetched) -> None:
 def values_of(row: Any) -> tuple:
     """A row's values in column order, whatever its type."""
     return tuple(row.values()) if isinstance(row, Mapping) else tuple(row)
+
+
+def pool_connections(session: Any) -> list:
+    """The connections of ``session``'s pools: one per host (cassandra-driver's ``HostConnection``),
+    one per shard that has one (scylla-driver's; a single one against Cassandra)."""
+    conns = []
+    for pool in session._pools.values():
+        by_shard = getattr(pool, "_connections", None)
+        conns += list(by_shard.values()) if by_shard is not None else [pool._connection]
+    return conns

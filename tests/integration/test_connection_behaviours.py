@@ -7,7 +7,6 @@ requests in flight."""
 from __future__ import annotations
 
 import ssl
-import subprocess
 import threading
 import time
 import uuid
@@ -28,7 +27,8 @@ from profiling.cluster import Contact, connect
 from profiling.cluster import profile as cluster_profile
 from pyfactories import connection, fastpath
 
-from .proxy import HoldingProxy, TlsProxy
+from .proxy import HoldingProxy, self_signed_tls_proxy
+from .support import pool_connections
 
 pytestmark = pytest.mark.integration
 
@@ -221,7 +221,7 @@ def test_speculative_execution_same_as_the_driver(proxy):
             proxy.hold.clear()
             assert [list(o) for o in _settle([future])] == [expected]
             assert list(future.result()) == expected
-            conn = next(iter(session._pools.values()))._connection
+            conn = pool_connections(session)[0]
             deadline = time.monotonic() + 5
             while conn.in_flight and time.monotonic() < deadline:  # the second answer arrives too
                 time.sleep(0.01)
@@ -300,7 +300,9 @@ def test_schema_changes_seen_by_metadata(pairs, contact):
         assert set(cluster.metadata.keyspaces[KEYSPACE].tables[table].columns) == {"k", "v"}
         session.execute(f"ALTER TABLE {KEYSPACE}.{table} ADD extra int", timeout=60)
         assert "extra" in cluster.metadata.keyspaces[KEYSPACE].tables[table].columns
-        assert cluster.control_connection.wait_for_schema_agreement()
+        # scylla-driver has Session.wait_for_schema_agreement (and deprecates the control connection's)
+        agreed = getattr(session, "wait_for_schema_agreement", cluster.control_connection.wait_for_schema_agreement)
+        assert agreed()
         # A change made by another client reaches ours as a pushed SCHEMA_CHANGE event on our control connection.
         driver.execute(f"ALTER TABLE {KEYSPACE}.{table} ADD pushed text", timeout=60)
         deadline = time.monotonic() + SETTLE_S
@@ -338,7 +340,7 @@ def test_heartbeats_go_through_the_read_loop(contact, name):
     cluster, session = connect(contact, connection_class=cls, protocol_version=5, idle_heartbeat_interval=1)
     try:
         session.execute(SELECT_ONE)
-        conns = [cluster.control_connection._connection] + [p._connection for p in session._pools.values()]
+        conns = [cluster.control_connection._connection] + pool_connections(session)
         before = {id(c): cls.supported[id(c)] for c in conns}  # one each from the handshake
         deadline = time.monotonic() + SETTLE_S
         while True:  # idle: the heartbeat thread sends OPTIONS each second, the SUPPORTED answers come back
@@ -447,15 +449,8 @@ def test_tls_to_a_node_without_tls_fails_as_the_drivers(contact, tls):
 def tls_proxy(contact, tmp_path_factory):
     """A TLS proxy to the node with a self-signed certificate for 127.0.0.1, and a client context
     that verifies it (certificate and host name)."""
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = d / "cert.pem", d / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server.load_cert_chain(cert, key)
-    p = TlsProxy(contact.hosts[0], contact.port, server)
-    yield p, ssl.create_default_context(cafile=str(cert))
+    p, context = self_signed_tls_proxy(contact.hosts[0], contact.port, tmp_path_factory.mktemp("tls"))
+    yield p, context
     p.close()
 
 
@@ -468,7 +463,7 @@ def test_tls_end_to_end_same_rows(pairs, tls_proxy, protocol):
     handshakes = proxy.handshakes
     cluster, session = _open(Contact(["127.0.0.1"], proxy.port), "ours", protocol, ssl_context=context)
     try:
-        conns = [cluster.control_connection._connection] + [p._connection for p in session._pools.values()]
+        conns = [cluster.control_connection._connection] + pool_connections(session)
         assert all(isinstance(c._socket, ssl.SSLSocket) for c in conns)
         assert proxy.handshakes - handshakes == len(conns)
         query = SimpleStatement(f"SELECT k, c, v FROM {KEYSPACE}.pages WHERE k = 1", fetch_size=FETCH)

@@ -13,6 +13,8 @@ from cassandra.query import SimpleStatement, named_tuple_factory
 from profiling.cluster import connect
 from pyfactories import connection, fastpath
 
+from .support import pool_connections
+
 pytestmark = pytest.mark.integration
 
 KEYSPACE = "readpath"  # this module's own keyspace
@@ -49,7 +51,7 @@ def sessions(request, contact):
 
 
 def _connections(session):
-    return [pool._connection for pool in session._pools.values()]
+    return pool_connections(session)
 
 
 def test_our_connections_use_the_compiled_framing(sessions):

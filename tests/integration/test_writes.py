@@ -9,12 +9,16 @@ import threading
 import time
 
 import pytest
+from cassandra.cluster import NoHostAvailable
 from cassandra.io.libevreactor import LibevConnection
 from cassandra.query import SimpleStatement, named_tuple_factory
 
-from profiling.cluster import connect
+from profiling.cluster import Contact, connect
 from pyfactories import connection, fastpath
 from pyfactories._writes import CoalescedAsyncioWrites, CoalescedWrites
+
+from .proxy import self_signed_tls_proxy
+from .support import pool_connections
 
 pytestmark = pytest.mark.integration
 
@@ -103,7 +107,7 @@ def _read_back(session, run: str) -> dict[int, tuple]:
 
 
 def test_our_class_coalesces(session):
-    conns = [pool._connection for pool in session._pools.values()]
+    conns = pool_connections(session)
     kind = session.coalesce_kind
     assert conns and all(type(c) is CLASSES[kind] and isinstance(c, MIXINS[kind]) for c in conns)
 
@@ -157,7 +161,7 @@ def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact, ki
                     "PRIMARY KEY (run, k))", timeout=60)
     insert = session.prepare(f"INSERT INTO {KEYSPACE}.rows (run, k, b) VALUES (?, ?, ?)")
     blob = bytes(1 << 20)
-    conns = [pool._connection for pool in session._pools.values()]
+    conns = pool_connections(session)
     ended = threading.Semaphore(0)
     futures = []
     for k in range(64):
@@ -175,3 +179,36 @@ def test_shutdown_with_writes_pending_returns_and_every_request_ends(contact, ki
         assert ended.acquire(timeout=max(deadline - time.monotonic(), 0.0))
     assert all(f._event.is_set() for f in futures)  # result() would return or raise now
     assert all(c.is_closed for c in conns)
+
+
+SCHEMA_TABLES = "SELECT keyspace_name, table_name FROM system_schema.tables WHERE keyspace_name = 'system_schema'"
+
+
+def _tls_outcome(proxy, context, cls) -> object:
+    """The rows of a query through the TLS proxy on connection class ``cls``, or how connecting failed."""
+    try:
+        cluster, session = connect(Contact(["127.0.0.1"], proxy.port), connection_class=cls, protocol_version=5,
+                                   ssl_context=context, connect_timeout=3, row_factory=named_tuple_factory)
+    except NoHostAvailable as exc:
+        return sorted({type(e).__name__ for e in exc.errors.values()})
+    try:
+        return sorted(tuple(r) for r in session.execute(SCHEMA_TABLES))
+    finally:
+        cluster.shutdown()
+
+
+def test_asyncio_with_tls_is_the_drivers(contact, tmp_path):
+    """scylla-driver's asyncio connection speaks TLS through an asyncio transport, and ours keeps the
+    driver's writes there: the same rows. cassandra-driver's cannot (its writer gives asyncio's
+    ``sock_sendall`` the TLS socket, which it refuses): ours fails as it does."""
+    from cassandra.io.asyncioreactor import AsyncioConnection
+
+    proxy, context = self_signed_tls_proxy(contact.hosts[0], contact.port, tmp_path)
+    try:
+        outcomes = {kind: _tls_outcome(proxy, context, cls)
+                    for kind, cls in (("driver", AsyncioConnection), ("ours", CLASSES["asyncio"]))}
+    finally:
+        proxy.close()
+    assert outcomes["ours"] == outcomes["driver"]
+    if hasattr(AsyncioConnection, "_setup_ssl_and_run"):  # the driver's TLS transport: rows through it
+        assert len(outcomes["ours"]) > 5 and all(isinstance(r, tuple) for r in outcomes["ours"])
