@@ -106,15 +106,17 @@ class Runner:
         self.request = self._requests()
         self.next_op = 0
 
-    def _requests(self) -> Any:
-        """``i -> bound statement`` as the session binds now: pyfactories' bind when the fast path
-        binds the statements this session prepares (``fastpath.enable``), else the driver's. The
-        statement is prepared once, whatever was applied first, so each configuration binds its own
-        way on the same statement."""
+    def binder(self) -> Any:
+        """How the session binds now: pyfactories' ``bind`` when the fast path binds the statements
+        this session prepares (``fastpath.enable``), else the driver's. The statement is prepared
+        once, whatever was applied first, so each configuration binds its own way on it."""
         from pyfactories import binding
 
-        stmt, params = self._stmt, self._params
-        bind = binding.bind if binding.is_installed(self.session) else self._driver_bind
+        return binding.bind if binding.is_installed(self.session) else self._driver_bind
+
+    def _requests(self) -> Any:
+        """``i -> bound statement``, bound as :meth:`binder` says."""
+        stmt, params, bind = self._stmt, self._params, self.binder()
         return lambda i: bind(stmt, params[i % len(params)])
 
     def measure(self, n: int, factory: str) -> tuple[float, float, int]:

@@ -136,8 +136,9 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     cdef uint32_t flags = 0
     params = msg.query_params
     cdef Py_ssize_t i, n = 0
+    cdef bint as_list = type(params) is list
     if params is not None:
-        if type(params) is not list and type(params) is not tuple:
+        if not as_list and type(params) is not tuple:
             return None
         flags |= _VALUES
         n = len(params)
@@ -145,7 +146,7 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
             return None
         size += 2
         for i in range(n):
-            v = <object>(PyList_GET_ITEM(params, i) if type(params) is list else PyTuple_GET_ITEM(params, i))
+            v = <object>(PyList_GET_ITEM(params, i) if as_list else PyTuple_GET_ITEM(params, i))
             if v is None or v is _UNSET:
                 size += 4
             elif type(v) is bytes:
@@ -209,7 +210,7 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     if params is not None:
         p = _short(p, <unsigned int>n)
         for i in range(n):
-            v = <object>(PyList_GET_ITEM(params, i) if type(params) is list else PyTuple_GET_ITEM(params, i))
+            v = <object>(PyList_GET_ITEM(params, i) if as_list else PyTuple_GET_ITEM(params, i))
             if v is None:
                 p = _int(p, <uint32_t>0xFFFFFFFF)
             elif v is _UNSET:

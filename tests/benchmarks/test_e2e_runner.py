@@ -73,21 +73,18 @@ def test_a_short_result_is_an_error():
 
 def test_each_measurement_binds_as_the_session_binds_then():
     """One statement, prepared once: the driver's bind on the driver's path, pyfactories' once the
-    fast path binds the session's statements (a configuration applied after another)."""
-    from cassandra.query import PreparedStatement
-
+    fast path binds the session's statements (a configuration applied after another), and the
+    driver's again after."""
     from pyfactories import binding
 
     w = bench_e2e.WORKLOADS["single"]
     session = Session(w.rows)
     runner = bench_e2e.Runner(session, w)
-    seen = []
-    runner._driver_bind = lambda stmt, values: seen.append("driver") or values
+    assert runner.binder() is Statement.bind
     runner.measure(2, "tuple")
-    session.__dict__["prepare"] = binding._AdoptingPrepare.__new__(binding._AdoptingPrepare)  # as install leaves it
-    assert binding.is_installed(session)
-    assert runner._requests.__func__ is bench_e2e.Runner._requests
-    bind = runner._requests()
-    assert bind.__closure__ is not None and any(c.cell_contents is binding.bind for c in bind.__closure__)
-    del session.__dict__["prepare"]
-    assert seen == ["driver", "driver"] and PreparedStatement.bind is not binding.bind
+    binding.install(session)
+    assert runner.binder() is binding.bind
+    binding.uninstall(session)
+    assert runner.binder() is Statement.bind
+    runner.measure(2, "tuple")
+    assert session.sent == _params(w.keys)[:4]
