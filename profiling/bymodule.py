@@ -30,6 +30,10 @@ _PYFACTORIES_CONNECTION = [
     ("pyfactories/_framing.py", (), "framing"),
     ("pyfactories/_writes.py", ("push",), "request"),
     ("pyfactories/_writes.py", (), "socket"),
+    # the leaner futures (pyfactories.futures): building one is the request path, finishing one dispatch
+    ("pyfactories/_futurespec.py", ("create_future", "init_future", "__call__", "add_callback", "add_errback",
+                                    "add_callbacks"), "request"),
+    ("pyfactories/_futurespec.py", (), "dispatch"),
 ]
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",

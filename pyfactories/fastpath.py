@@ -7,7 +7,7 @@
     bound = fastpath.bind(prepared, values)  # prepared.bind(values), compiled (pyfactories.binding)
 
 ``enable`` adds a request-init listener (``Session.add_request_init_listener``)
-to that session, and changes nothing else: every request the session starts
+to that session (and the two session methods below): every request the session starts
 (``execute``, ``execute_async``, ``execute_concurrent``, and their later pages)
 is routed by the row factory its execution profile (or the legacy
 ``session.row_factory``) names (``route``):
@@ -23,7 +23,8 @@ is routed by the row factory its execution profile (or the legacy
 * anything else (an application's own function, the driver's
   ``ordered_dict_factory``, DSE graph factories): the driver's own path, untouched.
 
-``enable`` also makes the statements ``session.prepare`` returns bind their values with
+``enable`` also gives the session's requests leaner futures (``pyfactories.futures``; ``futures=False``
+leaves them the driver's), and makes the statements ``session.prepare`` returns bind their values with
 ``pyfactories.binding.bind`` (the driver's ``BoundStatement``, for less CPU; ``binds=False`` leaves
 them the driver's): see ``pyfactories.binding`` for how, without changing the driver's modules.
 
@@ -60,6 +61,7 @@ from cassandra import protocol
 from cassandra.cluster import Session
 
 from . import __impl__, _driver, _impl, binding
+from . import futures as _futures
 
 ROWS = ("named", "dict")
 #: ``prepared.bind(values)``, the driver's ``BoundStatement`` for less CPU (``pyfactories.binding``).
@@ -183,11 +185,12 @@ def is_enabled(session: Session) -> bool:
     return getattr(session, "_pyfactories_fastpath", None) is not None
 
 
-def enable(session: Session, rows: str = "named", binds: bool = True) -> bool:
+def enable(session: Session, rows: str = "named", binds: bool = True, futures: bool = True) -> bool:
     """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path.
 
     ``rows``: what requests whose factory is the driver's ``named_tuple_factory`` (its default) get;
-    ``binds``: the statements ``session.prepare`` returns are bound by ``pyfactories.binding.bind``.
+    ``binds``: the statements ``session.prepare`` returns are bound by ``pyfactories.binding.bind``;
+    ``futures``: the session's requests get ``pyfactories.futures.LeanResponseFuture`` s.
     """
     _check_rows(rows)
     if not AVAILABLE:
@@ -210,6 +213,8 @@ def enable(session: Session, rows: str = "named", binds: bool = True) -> bool:
     session._pyfactories_fastpath = (rows, listener)  # type: ignore[attr-defined]
     if binds:
         binding.install(session)
+    if futures:
+        _futures.install(session)
     return True
 
 
@@ -217,6 +222,7 @@ def disable(session: Session) -> None:
     """Put ``session`` back on the driver's path (a no-op when the fast path is off)."""
     state = getattr(session, "_pyfactories_fastpath", None)
     binding.uninstall(session)
+    _futures.uninstall(session)
     if state is None:
         return
     _, listener = state

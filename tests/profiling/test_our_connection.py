@@ -232,6 +232,11 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         f"thread (2): MainThread;main (/a/b.py:1);CoalescedWrites.push ({pkg}/_writes.py:60) 1": "request",
         f"{head};0x1 (/x/pyfactories/_segments.cpython-311-x86_64-linux-gnu.so) 1": "framing",
         f"{head};named_tuple_factory ({pkg}/_python.py:40) 1": "row_factory",  # the rest of the package
+        # the leaner futures' twin: building a request, finishing one
+        f"thread (2): MainThread;main (/a/b.py:1);LeanCreate.__call__ ({pkg}/_futurespec.py:200);"
+        f"create_future ({pkg}/_futurespec.py:150) 1": "request",
+        f"{head};add_callbacks ({pkg}/_futurespec.py:90) 1": "request",
+        f"{head};_finish ({pkg}/_futurespec.py:60) 1": "dispatch",
     }
     for line, category in cases.items():
         (stack,) = sampling.parse_raw([line])

@@ -1,0 +1,254 @@
+# cython: language_level=3
+"""Requests started with fewer Python objects: compiled twin of ``pyfactories._futurespec`` (its
+docstring is the specification; ``pyfactories.futures`` puts them on a session).
+
+:class:`Once` is the one part that differs from the twin: it keeps the future's completion flag in
+C and makes a lock only for a thread that waits on an unset future. The GIL orders ``set`` and
+``wait``: ``set`` releases the lock if a waiter made one; a waiter that made it looks at the flag
+again before blocking; each woken waiter releases the lock for the next one.
+"""
+
+from cpython.time cimport time as _now
+
+import threading
+
+from _thread import allocate_lock
+
+from cassandra import ProtocolVersion
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
+from cassandra.protocol import ExecuteMessage, QueryMessage
+from cassandra.query import FETCH_SIZE_UNSET, BoundStatement, PreparedStatement, SimpleStatement, bind_params
+
+cdef object _Lock = threading.Lock
+cdef object _LEGACY = _ConfigMode.LEGACY
+cdef object _uses_keyspace_flag = ProtocolVersion.uses_keyspace_flag
+
+
+cdef class Once:
+    """``threading.Event``'s ``is_set``, ``set``, ``clear`` and ``wait``, for one future."""
+
+    cdef bint _flag
+    cdef object _lock  # None, or held while the flag is unset and a waiter made it
+
+    def is_set(self):
+        return self._flag
+
+    def set(self):
+        cdef object lock
+        if not self._flag:
+            self._flag = True
+            lock = self._lock
+            if lock is not None:
+                lock.release()
+
+    def clear(self):
+        if self._flag:
+            self._flag = False
+            self._lock = None  # set() released the old one; the next waiter makes a new one
+
+    def wait(self, timeout=None):
+        cdef object lock
+        if self._flag:
+            return True
+        lock = self._lock
+        if lock is None:
+            lock = allocate_lock()
+            lock.acquire()
+            self._lock = lock
+            if self._flag:
+                return True
+        if timeout is None:
+            woken = lock.acquire()
+        elif timeout > 0:
+            woken = lock.acquire(True, timeout)
+        else:
+            woken = lock.acquire(False)
+        if woken:
+            lock.release()  # the next waiter's turn
+            return True
+        return self._flag
+
+
+cdef inline void _finish(future, response, bint result) except *:
+    timer = future._timer
+    if timer:
+        timer.cancel()
+    metrics = future._metrics
+    if metrics is not None:
+        metrics.request_timer.addValue(_now() - future._start_time)
+    lock = future._callback_lock
+    with lock:
+        if result:
+            future._final_result = response
+            to_call = tuple(future._callbacks)
+        else:
+            future._final_exception = response
+            to_call = tuple(future._errbacks)
+    future._event.set()
+    for fn, args, kwargs in to_call:
+        if kwargs:
+            fn(response, *args, **kwargs)
+        else:
+            fn(response, *args)
+
+
+def set_final_result(future, response):
+    """``ResponseFuture._set_final_result``."""
+    _finish(future, response, True)
+
+
+def set_final_exception(future, response):
+    """``ResponseFuture._set_final_exception``."""
+    _finish(future, response, False)
+
+
+def add_callback(future, fn, *args, **kwargs):
+    """``ResponseFuture.add_callback``."""
+    with future._callback_lock:
+        future._callbacks.append((fn, args, kwargs))
+        run_now = future._final_result is not _NOT_SET
+    if run_now:
+        fn(future._final_result, *args, **kwargs)
+    return future
+
+
+def add_errback(future, fn, *args, **kwargs):
+    """``ResponseFuture.add_errback``."""
+    with future._callback_lock:
+        future._errbacks.append((fn, args, kwargs))
+        run_now = bool(future._final_exception)
+    if run_now:
+        fn(future._final_exception, *args, **kwargs)
+    return future
+
+
+def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
+                  errback_kwargs=None):
+    """``ResponseFuture.add_callbacks`` (which returns ``None``)."""
+    future.add_callback(callback, *callback_args, **(callback_kwargs or {}))
+    future.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+
+
+cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
+                  load_balancer, double start_time, speculative_execution_plan, host):
+    future.session = session
+    future.row_factory = row_factory or session.row_factory
+    future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
+    future.message = message
+    future.query = query
+    future.timeout = timeout
+    future._retry_policy = retry_policy
+    future._metrics = session._metrics
+    future.prepared_statement = prepared_statement
+    future._callback_lock = _Lock()
+    future._start_time = start_time
+    future._host = host
+    if speculative_execution_plan:
+        future._spec_execution_plan = speculative_execution_plan
+    future._make_query_plan()
+    future._event = Once()
+    future._errors = {}
+    future._callbacks = []
+    future._errbacks = []
+    future.attempted_hosts = []
+    if type(future._spec_execution_plan) is NoSpeculativeExecutionPlan:
+        if timeout is not None:
+            future._timer = session.cluster.connection_class.create_timer(
+                start_time + timeout - _now(), future._on_timeout)
+    else:
+        future._start_timer()
+    future._continuous_paging_state = None
+
+
+def init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
+                load_balancer, double start_time, speculative_execution_plan, host):
+    """``pyfactories._futurespec.init_future``."""
+    _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
+                 load_balancer, start_time, speculative_execution_plan, host)
+
+
+cdef object _create(type future_class, driver, session, query, parameters, trace, custom_payload, timeout,
+                    execution_profile, paging_state, host):
+    cdef bint simple
+    cdef int protocol_version
+    cdef double start_time
+    cluster = session.cluster
+    if custom_payload or cluster._config_mode == _LEGACY:
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    if isinstance(query, str):
+        query = SimpleStatement(query)
+    elif isinstance(query, PreparedStatement):
+        query = query.bind(parameters)
+    profile = (execution_profile if isinstance(execution_profile, ExecutionProfile)
+               else session.get_execution_profile(execution_profile))
+    simple = isinstance(query, SimpleStatement)
+    if not (simple or isinstance(query, BoundStatement)) or profile.continuous_paging_options:
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    prepared_statement = None if simple else query.prepared_statement
+
+    if timeout is _NOT_SET:
+        timeout = profile.request_timeout
+    cl = query.consistency_level
+    if cl is None:
+        cl = profile.consistency_level
+    serial_cl = query.serial_consistency_level
+    if serial_cl is None:
+        serial_cl = profile.serial_consistency_level
+    retry_policy = query.retry_policy or profile.retry_policy
+    protocol_version = session._protocol_version
+    fetch_size = query.fetch_size
+    if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
+        fetch_size = session.default_fetch_size
+    elif protocol_version == 1:
+        fetch_size = None
+    start_time = _now()
+    timestamp = cluster.timestamp_generator() if protocol_version >= 3 and session.use_client_timestamp else None
+
+    if simple:
+        query_string = query.query_string
+        keyspace = query.keyspace if _uses_keyspace_flag(protocol_version) else None
+        if parameters:
+            query_string = bind_params(query_string, parameters, session.encoder)
+        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, timestamp, None, keyspace)
+    else:
+        message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
+                                 timestamp, skip_meta=bool(prepared_statement.result_metadata),
+                                 continuous_paging_options=None,
+                                 result_metadata_id=prepared_statement.result_metadata_id)
+    message.tracing = trace
+    payload = query.custom_payload
+    if payload:
+        message.update_custom_payload(payload)
+    message.allow_beta_protocol_version = cluster.allow_beta_protocol_version
+
+    spec_policy = profile.speculative_execution_policy
+    plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
+    future = future_class.__new__(future_class)
+    _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
+                 profile.load_balancing_policy, start_time, plan, host)
+    return future
+
+
+def create_future(type future_class, driver, session, query, parameters, trace, custom_payload, timeout,
+                  execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None):
+    """``pyfactories._futurespec.create_future``."""
+    return _create(future_class, driver, session, query, parameters, trace, custom_payload, timeout,
+                   execution_profile, paging_state, host)
+
+
+cdef class LeanCreate:
+    """``pyfactories._futurespec.LeanCreate``."""
+
+    cdef readonly object session, driver, previous
+    cdef readonly type future_class
+
+    def __init__(self, session, type future_class):
+        self.session = session
+        self.future_class = future_class
+        self.previous = session.__dict__.get("_create_response_future")
+        self.driver = session._create_response_future
+
+    def __call__(self, query, parameters, trace, custom_payload, timeout, execution_profile=EXEC_PROFILE_DEFAULT,
+                 paging_state=None, host=None):
+        return _create(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
+                       timeout, execution_profile, paging_state, host)

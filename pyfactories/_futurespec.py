@@ -1,0 +1,205 @@
+"""Requests started with fewer Python objects: the pure-Python twin (and specification) of the
+compiled ``pyfactories._futures``.
+
+The driver's ``Session.execute_async`` builds, per request, a ``ResponseFuture`` whose
+``threading.Event`` makes a ``Condition``, its lock, its waiter queue and six bound methods,
+although most requests are finished by a callback and never waited on; ``add_callbacks`` takes the
+future's lock twice; finishing a request builds one ``functools.partial`` per callback. This module
+is what ``pyfactories.futures`` puts in their place, with the driver's semantics:
+
+* :class:`Once`: ``Event``'s ``is_set``/``set``/``clear``/``wait``. The compiled one makes a lock
+  only when a thread waits on an unset future; this twin is ``threading.Event`` itself.
+* :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
+  :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
+  leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
+* :func:`create_future` (:class:`LeanCreate`, a session's method): what ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
+  ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload,
+  ``execute_as`` or continuous paging; the request gets a future of class ``future_class``
+  (``pyfactories.futures.LeanResponseFuture``). Any other request goes to the driver's method.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
+from cassandra.protocol import ExecuteMessage, QueryMessage
+from cassandra.query import (
+    FETCH_SIZE_UNSET,
+    BoundStatement,
+    PreparedStatement,
+    SimpleStatement,
+    bind_params,
+)
+
+from cassandra import ProtocolVersion
+
+Once = threading.Event
+#: the plan of requests without speculative executions (the driver's class default): no timer for it
+_NO_SPECULATION = NoSpeculativeExecutionPlan
+
+
+def set_final_result(future: Any, response: Any) -> None:
+    """``ResponseFuture._set_final_result``."""
+    _finish(future, response, "_final_result", "_callbacks")
+
+
+def set_final_exception(future: Any, response: Any) -> None:
+    """``ResponseFuture._set_final_exception``."""
+    _finish(future, response, "_final_exception", "_errbacks")
+
+
+def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
+    timer = future._timer
+    if timer:
+        timer.cancel()
+    metrics = future._metrics
+    if metrics is not None:
+        metrics.request_timer.addValue(time.time() - future._start_time)
+    with future._callback_lock:
+        setattr(future, outcome, response)
+        # a copy, taken in the lock: a callback added from now on runs on the spot instead
+        to_call = tuple(getattr(future, listeners))
+    future._event.set()
+    for fn, args, kwargs in to_call:
+        fn(response, *args, **kwargs)
+
+
+def add_callback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ResponseFuture.add_callback``."""
+    with future._callback_lock:
+        future._callbacks.append((fn, args, kwargs))
+        run_now = future._final_result is not _NOT_SET
+    if run_now:
+        fn(future._final_result, *args, **kwargs)
+    return future
+
+
+def add_errback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ResponseFuture.add_errback``."""
+    with future._callback_lock:
+        future._errbacks.append((fn, args, kwargs))
+        run_now = bool(future._final_exception)
+    if run_now:
+        fn(future._final_exception, *args, **kwargs)
+    return future
+
+
+def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any = (), callback_kwargs: Any = None,
+                  errback_args: Any = (), errback_kwargs: Any = None) -> None:
+    """``ResponseFuture.add_callbacks`` (which returns ``None``)."""
+    future.add_callback(callback, *callback_args, **(callback_kwargs or {}))
+    future.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+
+
+def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
+                retry_policy: Any, row_factory: Any, load_balancer: Any, start_time: float,
+                speculative_execution_plan: Any, host: Any) -> None:
+    """``ResponseFuture.__init__`` of a request :func:`create_future` builds (metrics: the session's; no
+    continuous paging state), its event a :class:`Once`."""
+    future.session = session
+    future.row_factory = row_factory or session.row_factory
+    future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
+    future.message = message
+    future.query = query
+    future.timeout = timeout
+    future._retry_policy = retry_policy
+    future._metrics = session._metrics
+    future.prepared_statement = prepared_statement
+    future._callback_lock = threading.Lock()
+    future._start_time = start_time
+    future._host = host
+    if speculative_execution_plan:
+        future._spec_execution_plan = speculative_execution_plan
+    future._make_query_plan()
+    future._event = Once()
+    future._errors = {}
+    future._callbacks = []
+    future._errbacks = []
+    future.attempted_hosts = []
+    if type(future._spec_execution_plan) is _NO_SPECULATION:
+        # ResponseFuture._start_timer of a plan whose next_execution is always -1
+        if timeout is not None:
+            future._timer = session.cluster.connection_class.create_timer(
+                start_time + timeout - time.time(), future._on_timeout)
+    else:
+        future._start_timer()
+    future._continuous_paging_state = None
+
+
+def create_future(future_class: type, driver: Any, session: Any, query: Any, parameters: Any, trace: Any,
+                  custom_payload: Any, timeout: Any, execution_profile: Any = EXEC_PROFILE_DEFAULT,
+                  paging_state: Any = None, host: Any = None) -> Any:
+    """``session._create_response_future(...)``: the request's future, not sent yet. A request this
+    module does not build (see the module's docstring) is given to ``driver``, the method it replaces."""
+    if custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY:
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    if isinstance(query, str):
+        query = SimpleStatement(query)
+    elif isinstance(query, PreparedStatement):
+        query = query.bind(parameters)
+    profile = (execution_profile if isinstance(execution_profile, ExecutionProfile)
+               else session.get_execution_profile(execution_profile))
+    simple = isinstance(query, SimpleStatement)
+    if not (simple or isinstance(query, BoundStatement)) or profile.continuous_paging_options:
+        # a batch, a graph statement, continuous paging: the driver's method takes the bound statement as it is
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    prepared_statement = None if simple else query.prepared_statement
+
+    if timeout is _NOT_SET:
+        timeout = profile.request_timeout
+    cl = query.consistency_level if query.consistency_level is not None else profile.consistency_level
+    serial_cl = (query.serial_consistency_level if query.serial_consistency_level is not None
+                 else profile.serial_consistency_level)
+    retry_policy = query.retry_policy or profile.retry_policy
+    protocol_version = session._protocol_version
+    fetch_size = query.fetch_size
+    if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
+        fetch_size = session.default_fetch_size
+    elif protocol_version == 1:
+        fetch_size = None
+    start_time = time.time()
+    timestamp = session.cluster.timestamp_generator() if protocol_version >= 3 and session.use_client_timestamp else None
+
+    if prepared_statement is None:
+        query_string = query.query_string
+        keyspace = query.keyspace if ProtocolVersion.uses_keyspace_flag(protocol_version) else None
+        if parameters:
+            query_string = bind_params(query_string, parameters, session.encoder)
+        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, timestamp, None, keyspace)
+    else:
+        message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
+                                 timestamp, skip_meta=bool(prepared_statement.result_metadata),
+                                 continuous_paging_options=None,
+                                 result_metadata_id=prepared_statement.result_metadata_id)
+    message.tracing = trace
+    if query.custom_payload:
+        message.update_custom_payload(query.custom_payload)
+    message.allow_beta_protocol_version = session.cluster.allow_beta_protocol_version
+
+    spec_policy = profile.speculative_execution_policy
+    plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
+    future = future_class.__new__(future_class)
+    init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
+                profile.load_balancing_policy, start_time, plan, host)
+    return future
+
+
+class LeanCreate:
+    """``session._create_response_future`` giving ``future_class`` futures (:func:`create_future`);
+    ``previous`` is what the session object had of its own, if anything (put back on uninstall)."""
+
+    __slots__ = ("session", "future_class", "driver", "previous")
+
+    def __init__(self, session: Any, future_class: type) -> None:
+        self.session = session
+        self.future_class = future_class
+        self.previous = session.__dict__.get("_create_response_future")
+        self.driver = session._create_response_future
+
+    def __call__(self, query: Any, parameters: Any, trace: Any, custom_payload: Any, timeout: Any,
+                 execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None, host: Any = None) -> Any:
+        return create_future(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
+                             timeout, execution_profile, paging_state, host)

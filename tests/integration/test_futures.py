@@ -1,0 +1,274 @@
+"""``pyfactories.futures`` through a real server: the futures and messages it builds equal those of the
+driver's ``Session._create_response_future`` for every kind of request (the ones it leaves to the
+driver included), and requests on a session with it give the rows, errors, pages, traces, timeouts
+and LWT answers of a session without it; nothing is kept alive after a long run."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import pytest
+from cassandra import ConsistencyLevel, InvalidRequest, OperationTimedOut
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.policies import ConstantSpeculativeExecutionPolicy, FallthroughRetryPolicy
+from cassandra.query import BatchStatement, SimpleStatement, named_tuple_factory, tuple_factory
+
+from profiling.cluster import connect
+from profiling.cluster import profile as cluster_profile
+from pyfactories import fastpath, futures
+
+pytestmark = pytest.mark.integration
+
+KEYSPACE = "futures"  # this module's own keyspace
+ROWS = 25
+SETTLE_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def sessions(contact):
+    """``(ours, the driver's)``: the fast path on, with and without our futures; two profiles each."""
+    clusters, found = [], []
+    try:
+        for lean in (True, False):
+            profiles = {
+                EXEC_PROFILE_DEFAULT: cluster_profile(row_factory=named_tuple_factory),
+                "other": cluster_profile(row_factory=tuple_factory, consistency_level=ConsistencyLevel.ALL,
+                                         serial_consistency_level=ConsistencyLevel.LOCAL_SERIAL, request_timeout=7.5,
+                                         speculative_execution_policy=ConstantSpeculativeExecutionPolicy(5.0, 1)),
+            }
+            cluster, session = connect(contact, protocol_version=5, profiles=profiles)
+            clusters.append(cluster)
+            assert fastpath.enable(session, futures=lean) is True
+            assert futures.is_installed(session) is lean
+            found.append(session)
+        ours = found[0]
+        ours.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                     "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
+        ours.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.kv (k int, c int, v text, PRIMARY KEY (k, c))", timeout=60)
+        ours.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.lwt (k text PRIMARY KEY, v int)", timeout=60)
+        insert = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (?, ?, ?)")
+        execute_concurrent_with_args(ours, insert, [(1, c, f"row {c}") for c in range(ROWS)])
+        for session in found:
+            session.cluster.refresh_schema_metadata()
+        yield tuple(found)
+    finally:
+        for cluster in clusters:
+            cluster.shutdown()
+
+
+VOLATILE = {"_event", "_callback_lock", "_start_time", "query_plan", "_timer", "session", "_load_balancer",
+            "_spec_execution_plan"}  # the driver's sets the class default in the instance: compared by type
+
+
+def _built(create, *args, **kwargs):
+    """What ``create`` (a ``_create_response_future``) builds: (future class, future state, message
+    class, message state), the timer it armed cancelled."""
+    future = create(*args, **kwargs)
+    future._cancel_timer()
+    state = {k: v for k, v in vars(future).items() if k not in VOLATILE}
+    message = vars(future.message).copy()
+    message.pop("timestamp", None)
+    query = state.pop("query")
+    state["query"] = (type(query), {k: v for k, v in vars(query).items() if k != "_routing_key"}
+                      if not isinstance(query, BatchStatement) else len(query._statements_and_parameters))
+    state.pop("message")
+    state["plan"] = type(future._spec_execution_plan)
+    return type(future), state, type(future.message), message, future
+
+
+def requests(session):
+    prepared = session.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = ? AND c = ?")
+    simple = SimpleStatement(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", consistency_level=ConsistencyLevel.QUORUM,
+                             serial_consistency_level=ConsistencyLevel.SERIAL, fetch_size=7,
+                             retry_policy=FallthroughRetryPolicy(), is_idempotent=True)
+    batch = BatchStatement()
+    batch.add(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (2, 1, 'b')")
+    host = next(iter(session._pools))
+    return {
+        "str": ((f"SELECT * FROM {KEYSPACE}.kv", None, False, None, None), {}),
+        "str with parameters": ((f"SELECT * FROM {KEYSPACE}.kv WHERE k = %s", (1,), False, {}, 3.0), {}),
+        "simple statement": ((simple, None, True, None, 2.0), {}),
+        "simple, other profile": ((simple, None, False, None, 2.0), {"execution_profile": "other"}),
+        "prepared and values": ((prepared, (1, 2), False, None, None), {}),
+        "bound": ((prepared.bind((1, 3)), None, False, {}, 10.0), {"paging_state": b"\x01\x02"}),
+        "bound, other profile": ((prepared.bind((1, 3)), None, False, None, None),
+                                 {"execution_profile": session.get_execution_profile("other")}),
+        "bound to a host": ((prepared.bind((1, 4)), None, False, None, 1.0), {"host": host}),
+        "custom payload": ((prepared.bind((1, 4)), None, False, {"k": b"v"}, 1.0), {}),
+        "batch": ((batch, None, False, None, 1.0), {}),
+    }
+
+
+def test_futures_and_messages_built_as_the_drivers(sessions):
+    ours, _ = sessions
+    driven = ("custom payload", "batch")
+    for name, (args, kwargs) in requests(ours).items():
+        mine = _built(ours._create_response_future, *args, **kwargs)
+        theirs = _built(Session._create_response_future.__get__(ours), *args, **kwargs)
+        assert mine[0] is (ResponseFuture if name in driven else futures.LeanResponseFuture), name
+        assert theirs[0] is ResponseFuture
+        assert mine[1:4] == theirs[1:4], name
+        assert mine[4].session is ours and mine[4]._load_balancer is theirs[4]._load_balancer
+
+
+def test_bad_requests_fail_as_the_drivers(sessions):
+    ours, driver = sessions
+    bad = [
+        ("SELECT nothing FROM nowhere.at_all", None),
+        (f"SELECT * FROM {KEYSPACE}.kv WHERE k = %s", ("not an int",)),
+        (f"SELECT * FROM {KEYSPACE}.kv WHERE k = %s AND c = %s", (1,)),
+    ]
+    for query, params in bad:
+        errors = []
+        for session in (ours, driver):
+            with pytest.raises(Exception) as info:
+                session.execute(query, params)
+            errors.append((type(info.value), str(info.value)))
+        assert errors[0] == errors[1], query
+    prepared = [s.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = ? AND c = ?") for s in (ours, driver)]
+    for values in [(1,), (1, 2, 3), ("x", 1), (2**40, 1)]:
+        errors = []
+        for session, statement in zip((ours, driver), prepared):
+            with pytest.raises(Exception) as info:
+                session.execute(statement, values)
+            errors.append((type(info.value), str(info.value)))
+        assert errors[0] == errors[1], values
+    with pytest.raises(ValueError) as mine:
+        ours.execute("SELECT * FROM system.local", execution_profile="no such profile")
+    with pytest.raises(ValueError) as theirs:
+        driver.execute("SELECT * FROM system.local", execution_profile="no such profile")
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_rows_pages_and_concurrent_as_the_drivers(sessions):
+    ours, driver = sessions
+    outcomes = []
+    for session in sessions:
+        prepared = session.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = ?")
+        paged = SimpleStatement(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", fetch_size=4)
+        future = session.execute_async(paged)
+        first = future.result()
+        assert type(future) is (futures.LeanResponseFuture if session is ours else ResponseFuture)
+        pages = [list(first.current_rows)]
+        while future.has_more_pages:
+            future.start_fetching_next_page()
+            pages.append(list(future.result().current_rows))
+        outcomes.append((
+            list(session.execute(prepared, (1,))),
+            list(session.execute(paged)),
+            pages,
+            list(session.execute(prepared, (1,), execution_profile="other")),
+            [(ok, list(rows)) for ok, rows in execute_concurrent_with_args(
+                session, prepared, [(1,), (2,), (1,)], concurrency=2)],
+        ))
+    assert outcomes[0] == outcomes[1]
+    assert len(outcomes[0][2]) == (ROWS + 3) // 4
+
+
+def test_callbacks_from_the_event_loop_and_waiting_threads(sessions):
+    ours, _ = sessions
+    prepared = ours.prepare(f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")
+    done = threading.Semaphore(0)
+    got = {}
+
+    def on_rows(rows, c):
+        got[c] = rows[0].v  # callbacks get the rows (a list), as the driver gives them
+        done.release()
+
+    def on_error(exc, c):
+        got[c] = exc
+        done.release()
+
+    for c in range(ROWS):
+        ours.execute_async(prepared, (c,)).add_callbacks(on_rows, on_error, callback_args=(c,), errback_args=(c,))
+    for _ in range(ROWS):
+        assert done.acquire(timeout=SETTLE_S)
+    assert got == {c: f"row {c}" for c in range(ROWS)}
+
+    waiting = [ours.execute_async(prepared, (c,)) for c in range(ROWS)]
+    results = []
+    threads = [threading.Thread(target=lambda f=f: results.append(f.result().one().v)) for f in waiting]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(SETTLE_S)
+    assert sorted(results) == sorted(f"row {c}" for c in range(ROWS))
+
+
+def test_tracing_warnings_and_lwt_as_the_drivers(sessions):
+    ours, driver = sessions
+    answers = []
+    for session in sessions:
+        future = session.execute_async(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", trace=True)
+        rows = future.result()
+        trace = future.get_query_trace(max_wait=SETTLE_S)
+        key = f"lwt-{time.time_ns()}-{id(session)}"
+        insert = f"INSERT INTO {KEYSPACE}.lwt (k, v) VALUES (%s, %s) IF NOT EXISTS"
+        first, second = session.execute(insert, (key, 1)), session.execute(insert, (key, 2))
+        answers.append((len(list(rows)), trace.trace_id is not None and len(trace.events) > 0,
+                        future.warnings, future.custom_payload, first.was_applied, second.was_applied,
+                        second.one()[-1] if session.row_factory else None))
+    assert answers[0] == answers[1]
+    assert answers[0][4:6] == (True, False)
+
+
+def test_client_timeouts_as_the_drivers(sessions):
+    """A request that cannot be answered in time: the driver's OperationTimedOut, from ``result()`` and
+    from the errback; a later request on the same session works."""
+    for session in sessions:
+        future = session.execute_async(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", timeout=1e-6)
+        with pytest.raises(OperationTimedOut):
+            future.result()
+        caught = []
+        future.add_errback(caught.append)
+        assert len(caught) == 1 and isinstance(caught[0], OperationTimedOut)
+        assert len(list(session.execute(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1"))) == ROWS
+
+
+def test_server_errors_reach_errbacks(sessions):
+    ours, _ = sessions
+    caught = []
+    ours.execute_async("SELECT nothing FROM nowhere.at_all").add_errback(caught.append)
+    deadline = time.monotonic() + SETTLE_S
+    while not caught and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(caught) == 1 and isinstance(caught[0], InvalidRequest)
+
+
+def test_uninstall_puts_the_drivers_method_back(sessions):
+    ours, _ = sessions
+    assert futures.is_installed(ours)
+    futures.uninstall(ours)
+    try:
+        assert "_create_response_future" not in vars(ours)
+        assert type(ours.execute_async("SELECT * FROM system.local")) is ResponseFuture
+    finally:
+        futures.install(ours)
+    assert type(ours.execute_async("SELECT * FROM system.local")) is futures.LeanResponseFuture
+
+
+def test_no_futures_kept_after_a_long_run(sessions):
+    ours, _ = sessions
+    prepared = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (3, ?, ?)")
+
+    def run(n):
+        done = threading.Semaphore(0)
+        for i in range(n):
+            ours.execute_async(prepared, (i % 50, "v")).add_callbacks(lambda _: done.release(),
+                                                                        lambda _: done.release())
+            if i >= 100:
+                assert done.acquire(timeout=SETTLE_S)
+        for _ in range(min(n, 100)):
+            assert done.acquire(timeout=SETTLE_S)
+
+    def alive():
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is futures.LeanResponseFuture)
+
+    run(500)
+    before = alive()
+    run(5000)
+    assert alive() <= before

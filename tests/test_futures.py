@@ -1,0 +1,269 @@
+"""The parts of ``pyfactories.futures`` that need no server, compiled (id ``c``, ``pyfactories._futures``)
+and pure Python (``py``, ``pyfactories._futurespec``): the completion event against ``threading.Event``,
+and the callback methods against the driver's own ``ResponseFuture`` methods on the same future state."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import threading
+import time
+from functools import partial
+
+import pytest
+from cassandra.cluster import _NOT_SET, ResponseFuture
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pyfactories import futures
+
+MODULES = {"c": "pyfactories._futures", "py": "pyfactories._futurespec"}
+SETTLE_S = 10.0
+
+
+@pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
+def spec(request):
+    return importlib.import_module(MODULES[request.param])
+
+
+def test_the_installed_module_is_the_compiled_one():
+    import pyfactories
+
+    assert futures._spec.__name__ == ("pyfactories._futures" if pyfactories.__impl__ == "cython"
+                                      else "pyfactories._futurespec")
+
+
+# The completion event --------------------------------------------------------------------------
+
+operations = st.lists(st.sampled_from(["set", "clear", "wait0", "is_set", "wait_short"]), max_size=30)
+
+
+@given(ops=operations)
+def test_once_answers_as_threading_event(spec, ops):
+    ours, reference = spec.Once(), threading.Event()
+    for op in ops:
+        answers = []
+        for event in (ours, reference):
+            if op == "set":
+                answers.append(event.set())
+            elif op == "clear":
+                answers.append(event.clear())
+            elif op == "wait0":
+                answers.append(event.wait(0))
+            elif op == "wait_short":
+                answers.append(event.wait(0.001))
+            else:
+                answers.append(event.is_set())
+        assert answers[0] == answers[1], (op, answers)
+
+
+def test_once_wait_negative_timeout_returns_at_once(spec):
+    event = spec.Once()
+    assert event.wait(-1) is False
+    event.set()
+    assert event.wait(-1) is True
+
+
+def test_once_wakes_every_waiter(spec):
+    event = spec.Once()
+    woken, started = [], threading.Barrier(9)
+
+    def wait():
+        started.wait()
+        woken.append(event.wait(SETTLE_S))
+
+    threads = [threading.Thread(target=wait) for _ in range(8)]
+    for t in threads:
+        t.start()
+    started.wait()
+    time.sleep(0.05)  # let them block
+    assert woken == []
+    event.set()
+    for t in threads:
+        t.join(SETTLE_S)
+    assert woken == [True] * 8
+
+
+def test_once_waiter_with_timeout_then_set_later(spec):
+    event = spec.Once()
+    t0 = time.monotonic()
+    assert event.wait(0.05) is False
+    assert time.monotonic() - t0 >= 0.04
+    threading.Timer(0.05, event.set).start()
+    assert event.wait(SETTLE_S) is True
+
+
+def test_once_clear_then_set_again_wakes_a_new_waiter(spec):
+    event = spec.Once()
+    event.set()
+    assert event.wait() is True
+    event.clear()
+    assert event.wait(0.01) is False
+    threading.Timer(0.05, event.set).start()
+    assert event.wait(SETTLE_S) is True
+    assert event.is_set()
+
+
+def test_once_set_races_waiters(spec):
+    """Many set/wait races: no waiter misses a set (each would block until its timeout)."""
+    for _ in range(300):
+        event = spec.Once()
+        got = []
+        waiter = threading.Thread(target=lambda: got.append(event.wait(SETTLE_S)))
+        waiter.start()
+        event.set()
+        waiter.join(SETTLE_S)
+        assert got == [True]
+
+
+# The callback methods ---------------------------------------------------------------------------
+
+class Timer:
+    def __init__(self):
+        self.cancelled = 0
+
+    def cancel(self):
+        self.cancelled += 1
+
+
+class RequestTimer:
+    def __init__(self):
+        self.values = []
+
+    def addValue(self, value):  # noqa: N802 (the driver's name)
+        self.values.append(value)
+
+
+class Metrics:
+    def __init__(self):
+        self.request_timer = RequestTimer()
+
+
+def bare(cls, event, metrics=None):
+    """A future of class ``cls`` with only the state the callback methods read."""
+    future = cls.__new__(cls)
+    future._callback_lock = threading.Lock()
+    future._callbacks, future._errbacks = [], []
+    future._event = event
+    future._timer = Timer()
+    future._metrics = metrics
+    future._start_time = time.time()
+    return future
+
+
+class Lean(ResponseFuture):
+    """A ResponseFuture with the module under test's methods (set per test)."""
+
+
+@pytest.fixture
+def pair(spec):
+    """``(ours, the driver's)``: bare futures of the module under test's methods and the driver's."""
+    ours = type("Ours", (ResponseFuture,), {
+        "_set_final_result": spec.set_final_result, "_set_final_exception": spec.set_final_exception,
+        "add_callback": spec.add_callback, "add_errback": spec.add_errback, "add_callbacks": spec.add_callbacks,
+    })
+    return bare(ours, spec.Once(), Metrics()), bare(ResponseFuture, threading.Event(), Metrics())
+
+
+def record(log, tag):
+    return lambda *args, **kwargs: log.append((tag, args, kwargs))
+
+
+@pytest.mark.parametrize("outcome", ["result", "exception"])
+def test_callbacks_and_errbacks_as_the_drivers(pair, outcome):
+    logs = []
+    for future in pair:
+        log = []
+        future.add_callback(record(log, "cb1"))
+        future.add_callback(record(log, "cb2"), 1, 2, k="v")
+        future.add_errback(record(log, "eb1"), "e")
+        assert future.add_callbacks(record(log, "cb3"), record(log, "eb2"), callback_args=(3,),
+                                    callback_kwargs={"x": 1}, errback_args=(4,), errback_kwargs={"y": 2}) is None
+        assert not future._event.is_set()
+        value = {"result": ["row"], "exception": ValueError("boom")}[outcome]
+        (future._set_final_result if outcome == "result" else future._set_final_exception)(value)
+        assert future._event.is_set() and future._event.wait(0)
+        assert future._timer.cancelled == 1
+        assert len(future._metrics.request_timer.values) == 1 and future._metrics.request_timer.values[0] >= 0
+        # added after the outcome: run on the spot if it is theirs, never otherwise
+        future.add_callback(record(log, "late_cb"), 5)
+        future.add_errback(record(log, "late_eb"), 6)
+        logs.append([(tag, [a if not isinstance(a, Exception) else str(a) for a in args], kwargs)
+                     for tag, args, kwargs in log])
+    assert logs[0] == logs[1]
+    assert logs[0], "no callback ran"
+
+
+def test_a_result_of_none_is_a_result(pair):
+    for future in pair:
+        log = []
+        future._set_final_result(None)
+        future.add_callback(record(log, "cb"))
+        assert log == [("cb", (None,), {})]
+        assert future._final_result is None
+
+
+def test_no_metrics_no_timer(spec):
+    future = bare(Lean, spec.Once())
+    future._timer = None
+    spec.set_final_result(future, 1)
+    assert future._final_result == 1 and future._event.is_set()
+
+
+def test_a_callback_error_propagates_as_the_drivers(pair):
+    errors = []
+    for future in pair:
+        future.add_callback(lambda rows: 1 / 0)
+        with pytest.raises(ZeroDivisionError) as info:
+            future._set_final_result("rows")
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_callback_added_from_another_thread_while_finishing_runs_once(spec):
+    """add_callback racing set_final_result: each callback runs exactly once."""
+    for _ in range(200):
+        future = bare(Lean, spec.Once())
+        ran = []
+        adder = threading.Thread(target=lambda: spec.add_callback(future, ran.append))
+        adder.start()
+        spec.set_final_result(future, "done")
+        adder.join(SETTLE_S)
+        assert ran == ["done"]
+
+
+def test_waiting_on_an_unfinished_future_from_another_thread(spec):
+    future = bare(Lean, spec.Once())
+    threading.Timer(0.05, partial(spec.set_final_result, future, "late")).start()
+    assert future._event.wait(SETTLE_S) is True
+    assert future._final_result == "late"
+
+
+def test_no_references_kept(spec):
+    """Finishing many futures keeps none of them, their callbacks or their results alive."""
+    class Result:
+        pass
+
+    def cycle():
+        future = bare(Lean, spec.Once(), Metrics())
+        future.add_callbacks(lambda r: None, lambda e: None)
+        spec.set_final_result(future, Result())
+        future._event.wait()
+
+    for _ in range(100):
+        cycle()
+    gc.collect()
+    before = sum(1 for o in gc.get_objects() if type(o) in (Lean, Result))
+    for _ in range(5000):
+        cycle()
+    gc.collect()
+    after = sum(1 for o in gc.get_objects() if type(o) in (Lean, Result))
+    assert after <= before
+
+
+def test_not_set_sentinel_is_the_drivers(spec):
+    future = bare(Lean, spec.Once())
+    assert future._final_result is _NOT_SET
+    log = []
+    spec.add_callback(future, log.append)
+    assert log == []
