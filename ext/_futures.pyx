@@ -76,14 +76,14 @@ cdef inline void _finish(future, response, bint result) except *:
     metrics = future._metrics
     if metrics is not None:
         metrics.request_timer.addValue(_now() - future._start_time)
-    lock = future._callback_lock
-    with lock:
+    with future._callback_lock:
         if result:
             future._final_result = response
-            to_call = tuple(future._callbacks)
+            listeners = future._callbacks
         else:
             future._final_exception = response
-            to_call = tuple(future._errbacks)
+            listeners = future._errbacks
+        to_call = tuple(listeners) if listeners else ()
     future._event.set()
     for fn, args, kwargs in to_call:
         if kwargs:
@@ -102,10 +102,19 @@ def set_final_exception(future, response):
     _finish(future, response, False)
 
 
+cdef inline void _append(future, str name, tuple item) except *:
+    # the future's callbacks and errbacks lists are made by the first one added (in its lock)
+    listeners = getattr(future, name)
+    if listeners is None:
+        setattr(future, name, [item])
+    else:
+        listeners.append(item)
+
+
 def add_callback(future, fn, *args, **kwargs):
     """``ResponseFuture.add_callback``."""
     with future._callback_lock:
-        future._callbacks.append((fn, args, kwargs))
+        _append(future, "_callbacks", (fn, args, kwargs))
         run_now = future._final_result is not _NOT_SET
     if run_now:
         fn(future._final_result, *args, **kwargs)
@@ -115,7 +124,7 @@ def add_callback(future, fn, *args, **kwargs):
 def add_errback(future, fn, *args, **kwargs):
     """``ResponseFuture.add_errback``."""
     with future._callback_lock:
-        future._errbacks.append((fn, args, kwargs))
+        _append(future, "_errbacks", (fn, args, kwargs))
         run_now = bool(future._final_exception)
     if run_now:
         fn(future._final_exception, *args, **kwargs)
@@ -124,9 +133,18 @@ def add_errback(future, fn, *args, **kwargs):
 
 def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
                   errback_kwargs=None):
-    """``ResponseFuture.add_callbacks`` (which returns ``None``)."""
-    future.add_callback(callback, *callback_args, **(callback_kwargs or {}))
-    future.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+    """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
+    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
+    with future._callback_lock:
+        _append(future, "_callbacks", (callback, cb_args, cb_kwargs))
+        _append(future, "_errbacks", (errback, eb_args, eb_kwargs))
+        succeeded = future._final_result is not _NOT_SET
+        failed = bool(future._final_exception)
+    if succeeded:
+        callback(future._final_result, *cb_args, **cb_kwargs)
+    if failed:
+        errback(future._final_exception, *eb_args, **eb_kwargs)
 
 
 cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
@@ -148,8 +166,6 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
     future._make_query_plan()
     future._event = Once()
     future._errors = {}
-    future._callbacks = []
-    future._errbacks = []
     future.attempted_hosts = []
     if type(future._spec_execution_plan) is NoSpeculativeExecutionPlan:
         if timeout is not None:

@@ -3,8 +3,9 @@ compiled ``pyfactories._futures``.
 
 The driver's ``Session.execute_async`` builds, per request, a ``ResponseFuture`` whose
 ``threading.Event`` makes a ``Condition``, its lock, its waiter queue and six bound methods,
-although most requests are finished by a callback and never waited on; ``add_callbacks`` takes the
-future's lock twice; finishing a request builds one ``functools.partial`` per callback. This module
+although most requests are finished by a callback and never waited on, and two lists for
+callbacks and errbacks, added or not; ``add_callbacks`` takes the future's lock twice; finishing a
+request builds one ``functools.partial`` per callback. This module
 is what ``pyfactories.futures`` puts in their place, with the driver's semantics:
 
 * :class:`Once`: ``Event``'s ``is_set``/``set``/``clear``/``wait``. The compiled one makes a lock
@@ -61,16 +62,26 @@ def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
     with future._callback_lock:
         setattr(future, outcome, response)
         # a copy, taken in the lock: a callback added from now on runs on the spot instead
-        to_call = tuple(getattr(future, listeners))
+        to_call = tuple(getattr(future, listeners) or ())
     future._event.set()
     for fn, args, kwargs in to_call:
         fn(response, *args, **kwargs)
 
 
+def _append(future: Any, name: str, item: tuple) -> None:
+    """Add to the future's callbacks or errbacks, in its lock: the list is made by the first one
+    (``ResponseFuture``'s class attributes are ``None``: a future finished without any has none)."""
+    listeners = getattr(future, name)
+    if listeners is None:
+        setattr(future, name, [item])
+    else:
+        listeners.append(item)
+
+
 def add_callback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``ResponseFuture.add_callback``."""
     with future._callback_lock:
-        future._callbacks.append((fn, args, kwargs))
+        _append(future, "_callbacks", (fn, args, kwargs))
         run_now = future._final_result is not _NOT_SET
     if run_now:
         fn(future._final_result, *args, **kwargs)
@@ -80,7 +91,7 @@ def add_callback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
 def add_errback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``ResponseFuture.add_errback``."""
     with future._callback_lock:
-        future._errbacks.append((fn, args, kwargs))
+        _append(future, "_errbacks", (fn, args, kwargs))
         run_now = bool(future._final_exception)
     if run_now:
         fn(future._final_exception, *args, **kwargs)
@@ -89,9 +100,18 @@ def add_errback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any = (), callback_kwargs: Any = None,
                   errback_args: Any = (), errback_kwargs: Any = None) -> None:
-    """``ResponseFuture.add_callbacks`` (which returns ``None``)."""
-    future.add_callback(callback, *callback_args, **(callback_kwargs or {}))
-    future.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+    """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
+    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
+    with future._callback_lock:
+        _append(future, "_callbacks", (callback, cb_args, cb_kwargs))
+        _append(future, "_errbacks", (errback, eb_args, eb_kwargs))
+        succeeded = future._final_result is not _NOT_SET
+        failed = bool(future._final_exception)
+    if succeeded:
+        callback(future._final_result, *cb_args, **cb_kwargs)
+    if failed:
+        errback(future._final_exception, *eb_args, **eb_kwargs)
 
 
 def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
@@ -116,8 +136,6 @@ def init_future(future: Any, session: Any, message: Any, query: Any, timeout: An
     future._make_query_plan()
     future._event = Once()
     future._errors = {}
-    future._callbacks = []
-    future._errbacks = []
     future.attempted_hosts = []
     if type(future._spec_execution_plan) is _NO_SPECULATION:
         # ResponseFuture._start_timer of a plan whose next_execution is always -1

@@ -33,6 +33,23 @@ def test_the_installed_module_is_the_compiled_one():
                                       else "pyfactories._futurespec")
 
 
+def test_futures_are_ours_on_cassandra_driver_only():
+    """scylla-driver's ResponseFuture differs: its sessions keep the driver's futures."""
+    from pyfactories import _driver
+
+    assert futures.FUTURES_OURS is (_driver.distribution() == "cassandra-driver")
+
+    class Session:
+        pass
+
+    session = Session()
+    session._create_response_future = "the driver's"
+    assert futures.install(session) is futures.FUTURES_OURS
+    assert futures.is_installed(session) is futures.FUTURES_OURS
+    futures.uninstall(session)
+    assert session._create_response_future == "the driver's" and not futures.is_installed(session)
+
+
 # The completion event --------------------------------------------------------------------------
 
 operations = st.lists(st.sampled_from(["set", "clear", "wait0", "is_set", "wait_short"]), max_size=30)
@@ -188,10 +205,36 @@ def test_callbacks_and_errbacks_as_the_drivers(pair, outcome):
         # added after the outcome: run on the spot if it is theirs, never otherwise
         future.add_callback(record(log, "late_cb"), 5)
         future.add_errback(record(log, "late_eb"), 6)
+        future.add_callbacks(record(log, "late_cb2"), record(log, "late_eb2"), callback_args=[7],
+                             errback_kwargs={"z": 8})
         logs.append([(tag, [a if not isinstance(a, Exception) else str(a) for a in args], kwargs)
                      for tag, args, kwargs in log])
     assert logs[0] == logs[1]
     assert logs[0], "no callback ran"
+
+
+def test_add_callbacks_takes_and_refuses_what_the_driver_does(pair):
+    """Arguments the driver takes (kwargs as pairs) are kept as it keeps them; those it refuses, refused."""
+    cases = [dict(callback_kwargs=[("a", 1)]), dict(callback_args=[1, 2], errback_kwargs={"b": 2}),
+             dict(callback_args=3), dict(errback_kwargs=5), dict(callback_kwargs="ab")]
+    for kwargs in cases:
+        seen = []
+        for future in pair:
+            future._callbacks, future._errbacks = [], []
+            try:
+                future.add_callbacks(print, repr, **kwargs)
+                seen.append(("kept", future._callbacks, future._errbacks))
+            except Exception as exc:
+                seen.append(("refused", type(exc)))
+        assert seen[0] == seen[1], kwargs
+
+
+def test_a_future_without_callbacks_finishes(spec):
+    for finish in (spec.set_final_result, spec.set_final_exception):
+        future = bare(Lean, spec.Once())
+        future._callbacks = future._errbacks = None  # the class's: ours are made by the first one added
+        finish(future, ValueError("x"))
+        assert future._event.is_set()
 
 
 def test_a_result_of_none_is_a_result(pair):
