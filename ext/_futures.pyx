@@ -17,11 +17,17 @@ from _thread import allocate_lock
 from cassandra import ProtocolVersion
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
 from cassandra.protocol import ExecuteMessage, QueryMessage
+from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
 from cassandra.query import FETCH_SIZE_UNSET, BoundStatement, PreparedStatement, SimpleStatement, bind_params
+from cassandra.timestamps import MonotonicTimestampGenerator
+
+from random import shuffle
 
 cdef object _Lock = threading.Lock
 cdef object _LEGACY = _ConfigMode.LEGACY
 cdef object _uses_keyspace_flag = ProtocolVersion.uses_keyspace_flag
+cdef object _LOCAL = HostDistance.LOCAL
+cdef object _REMOTE = HostDistance.REMOTE
 
 
 cdef class Once:
@@ -147,6 +153,107 @@ def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=N
         errback(future._final_exception, *eb_args, **eb_kwargs)
 
 
+cdef inline object _distance(child, host):
+    if type(child) is DCAwareRoundRobinPolicy and (host.datacenter or child.local_dc) == child.local_dc:
+        return _LOCAL
+    return child.distance(host)
+
+
+def distance(child, host):
+    """``pyfactories._futurespec.distance``."""
+    return _distance(child, host)
+
+
+cdef enum:
+    NOT_STARTED, REPLICAS, CHILD_SKIPPING_REPLICAS, CHILD, DONE
+
+
+cdef class TokenAwarePlan:
+    """``pyfactories._futurespec.token_aware_plan``: an iterator in the generator's steps (nothing runs
+    before the first ``next``; the child's plan starts once the replicas are used up)."""
+
+    cdef object policy, working_keyspace, query, keyspace, child, replicas, child_plan
+    cdef Py_ssize_t position
+    cdef int state
+
+    def __cinit__(self, policy, working_keyspace, query):
+        self.policy, self.working_keyspace, self.query = policy, working_keyspace, query
+        self.state = NOT_STARTED
+
+    def __iter__(self):
+        return self
+
+    cdef _start(self):
+        query, policy = self.query, self.policy
+        self.state = DONE  # an error here ends the plan, as it ends a generator
+        self.keyspace = query.keyspace if query and query.keyspace else self.working_keyspace
+        self.child = policy._child_policy
+        routing_key = None if query is None else query.routing_key
+        if routing_key is None or self.keyspace is None:
+            self.child_plan = iter(self.child.make_query_plan(self.keyspace, query))
+            self.state = CHILD
+            return
+        replicas = policy._cluster_metadata.get_replicas(self.keyspace, routing_key)
+        if policy.shuffle_replicas:
+            shuffle(replicas)
+        self.replicas = replicas
+        self.state = REPLICAS
+
+    def __next__(self):
+        if self.state == NOT_STARTED:
+            self._start()
+        if self.state == REPLICAS:
+            replicas = self.replicas
+            while self.position < len(replicas):
+                replica = replicas[self.position]
+                self.position += 1
+                if replica.is_up and _distance(self.child, replica) == _LOCAL:
+                    return replica
+            self.state = DONE
+            self.child_plan = iter(self.child.make_query_plan(self.keyspace, self.query))
+            self.state = CHILD_SKIPPING_REPLICAS
+        if self.state == CHILD_SKIPPING_REPLICAS:
+            for host in self.child_plan:
+                if host not in self.replicas or _distance(self.child, host) == _REMOTE:
+                    return host
+            self.state = DONE
+        elif self.state == CHILD:
+            for host in self.child_plan:
+                return host
+            self.state = DONE
+        raise StopIteration
+
+
+cdef inline object _query_plan(load_balancer, working_keyspace, query):
+    if type(load_balancer) is TokenAwarePolicy:
+        return TokenAwarePlan(load_balancer, working_keyspace, query)
+    return iter(load_balancer.make_query_plan(working_keyspace, query))
+
+
+def query_plan(load_balancer, working_keyspace, query):
+    """``pyfactories._futurespec.query_plan``."""
+    return _query_plan(load_balancer, working_keyspace, query)
+
+
+cdef object _timestamp(generator):
+    cdef object now, last
+    if type(generator) is not MonotonicTimestampGenerator:
+        return generator()
+    with generator.lock:
+        now, last = int(_now() * 1e6), generator.last
+        if now > last:
+            generator.last = now
+            return now
+        generator._maybe_warn(now=now)
+        generator.last = last + 1
+        return generator.last
+
+
+def timestamp(generator):
+    """``pyfactories._futurespec.timestamp``."""
+    return _timestamp(generator)
+
+
 cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
                   load_balancer, double start_time, speculative_execution_plan, host):
     future.session = session
@@ -163,7 +270,7 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
     future._host = host
     if speculative_execution_plan:
         future._spec_execution_plan = speculative_execution_plan
-    future._make_query_plan()
+    future.query_plan = [host] if host else _query_plan(future._load_balancer, session.keyspace, query)
     future._event = Once()
     future._errors = {}
     future.attempted_hosts = []
@@ -218,17 +325,17 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     elif protocol_version == 1:
         fetch_size = None
     start_time = _now()
-    timestamp = cluster.timestamp_generator() if protocol_version >= 3 and session.use_client_timestamp else None
+    stamp = _timestamp(cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp else None
 
     if simple:
         query_string = query.query_string
         keyspace = query.keyspace if _uses_keyspace_flag(protocol_version) else None
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
-        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, timestamp, None, keyspace)
+        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, stamp, None, keyspace)
     else:
         message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
-                                 timestamp, skip_meta=bool(prepared_statement.result_metadata),
+                                 stamp, skip_meta=bool(prepared_statement.result_metadata),
                                  continuous_paging_options=None,
                                  result_metadata_id=prepared_statement.result_metadata_id)
     message.tracing = trace

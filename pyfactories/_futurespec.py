@@ -13,6 +13,8 @@ is what ``pyfactories.futures`` puts in their place, with the driver's semantics
 * :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
   :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
   leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
+* :func:`query_plan` and :func:`timestamp`: the driver's default load balancing policy's query plan
+  and its timestamp generator (both pure Python in the driver), for the future and its message.
 * :func:`create_future` (:class:`LeanCreate`, a session's method): what ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
   ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload,
   ``execute_as`` or continuous paging; the request gets a future of class ``future_class``
@@ -21,11 +23,15 @@ is what ``pyfactories.futures`` puts in their place, with the driver's semantics
 
 from __future__ import annotations
 
+import random
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
+from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
+from cassandra.timestamps import MonotonicTimestampGenerator
 from cassandra.protocol import ExecuteMessage, QueryMessage
 from cassandra.query import (
     FETCH_SIZE_UNSET,
@@ -114,6 +120,56 @@ def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any =
         errback(future._final_exception, *eb_args, **eb_kwargs)
 
 
+def distance(child: Any, host: Any) -> Any:
+    """``child.distance(host)``; a ``DCAwareRoundRobinPolicy``'s for a host of its local data centre
+    without the call (its ``_dc``: the host's data centre, or the local one when it has none)."""
+    if type(child) is DCAwareRoundRobinPolicy and (host.datacenter or child.local_dc) == child.local_dc:
+        return HostDistance.LOCAL
+    return child.distance(host)
+
+
+def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
+    """``TokenAwarePolicy.make_query_plan``: the same hosts in the same order, with the same calls on the
+    policies (the child's plan is started only once the replicas are used up)."""
+    keyspace = query.keyspace if query and query.keyspace else working_keyspace
+    child = policy._child_policy
+    routing_key = None if query is None else query.routing_key
+    if routing_key is None or keyspace is None:
+        yield from child.make_query_plan(keyspace, query)
+        return
+    replicas = policy._cluster_metadata.get_replicas(keyspace, routing_key)
+    if policy.shuffle_replicas:
+        random.shuffle(replicas)
+    for replica in replicas:
+        if replica.is_up and distance(child, replica) == HostDistance.LOCAL:
+            yield replica
+    for host in child.make_query_plan(keyspace, query):
+        if host not in replicas or distance(child, host) == HostDistance.REMOTE:
+            yield host
+
+
+def query_plan(load_balancer: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
+    """``iter(load_balancer.make_query_plan(working_keyspace, query))``, :func:`token_aware_plan` for the
+    driver's ``TokenAwarePolicy`` (its default, around a ``DCAwareRoundRobinPolicy``)."""
+    if type(load_balancer) is TokenAwarePolicy:
+        return token_aware_plan(load_balancer, working_keyspace, query)
+    return iter(load_balancer.make_query_plan(working_keyspace, query))
+
+
+def timestamp(generator: Any) -> int:
+    """``generator()``: for the driver's ``MonotonicTimestampGenerator``, what its ``__call__`` does."""
+    if type(generator) is not MonotonicTimestampGenerator:
+        return generator()
+    with generator.lock:
+        now, last = int(time.time() * 1e6), generator.last
+        if now > last:
+            generator.last = now
+            return now
+        generator._maybe_warn(now=now)
+        generator.last = last + 1
+        return generator.last
+
+
 def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
                 retry_policy: Any, row_factory: Any, load_balancer: Any, start_time: float,
                 speculative_execution_plan: Any, host: Any) -> None:
@@ -133,7 +189,8 @@ def init_future(future: Any, session: Any, message: Any, query: Any, timeout: An
     future._host = host
     if speculative_execution_plan:
         future._spec_execution_plan = speculative_execution_plan
-    future._make_query_plan()
+    # ResponseFuture._make_query_plan
+    future.query_plan = [host] if host else query_plan(future._load_balancer, session.keyspace, query)
     future._event = Once()
     future._errors = {}
     future.attempted_hosts = []
@@ -179,17 +236,17 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     elif protocol_version == 1:
         fetch_size = None
     start_time = time.time()
-    timestamp = session.cluster.timestamp_generator() if protocol_version >= 3 and session.use_client_timestamp else None
+    stamp = timestamp(session.cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp else None
 
     if prepared_statement is None:
         query_string = query.query_string
         keyspace = query.keyspace if ProtocolVersion.uses_keyspace_flag(protocol_version) else None
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
-        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, timestamp, None, keyspace)
+        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, stamp, None, keyspace)
     else:
         message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
-                                 timestamp, skip_meta=bool(prepared_statement.result_metadata),
+                                 stamp, skip_meta=bool(prepared_statement.result_metadata),
                                  continuous_paging_options=None,
                                  result_metadata_id=prepared_statement.result_metadata_id)
     message.tracing = trace

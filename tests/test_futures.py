@@ -12,7 +12,7 @@ from functools import partial
 
 import pytest
 from cassandra.cluster import _NOT_SET, ResponseFuture
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyfactories import futures
@@ -310,3 +310,149 @@ def test_not_set_sentinel_is_the_drivers(spec):
     log = []
     spec.add_callback(future, log.append)
     assert log == []
+
+
+# The query plan and the timestamps ------------------------------------------------------------
+
+class Metadata:
+    """The cluster metadata a TokenAwarePolicy asks: replicas per (keyspace, routing key)."""
+
+    def __init__(self, replicas):
+        self.replicas = replicas
+        self.asked = []
+
+    def get_replicas(self, keyspace, key):
+        self.asked.append((keyspace, key))
+        return list(self.replicas)  # a new list each time: shuffling one leaves the next as it was
+
+
+class Cluster:
+    def __init__(self, metadata, hosts):
+        self.metadata = metadata
+        self.endpoints_resolved = [h.endpoint for h in hosts]
+
+
+class Statement:
+    def __init__(self, keyspace, routing_key, truthy=True):
+        self.keyspace, self.routing_key, self.truthy = keyspace, routing_key, truthy
+
+    def __bool__(self):
+        return self.truthy
+
+
+plans = st.fixed_dictionaries({
+    "hosts": st.lists(st.tuples(st.sampled_from(["dc1", "dc2", None]), st.booleans()), min_size=1, max_size=6),
+    "local_dc": st.sampled_from(["dc1", "dc2", ""]),
+    "remote": st.integers(0, 2),
+    "replicas": st.lists(st.integers(0, 5), max_size=4),
+    "query": st.one_of(st.none(), st.builds(Statement, st.sampled_from([None, "ks"]),
+                                             st.sampled_from([None, b"key"]), st.booleans())),
+    "working": st.sampled_from([None, "w"]),
+    "shuffle": st.booleans(),
+    "take": st.integers(0, 8),
+    "position": st.integers(0, 10),
+    "seed": st.integers(0, 2**16),
+    "recording": st.booleans(),
+})
+
+
+def _policy(case):
+    import random
+
+    from cassandra.connection import DefaultEndPoint
+    from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
+    from cassandra.pool import Host
+
+    hosts = []
+    for i, (dc, up) in enumerate(case["hosts"]):
+        host = Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy, datacenter=dc)
+        host.set_up() if up else host.set_down()
+        hosts.append(host)
+    replicas = [hosts[i] for i in case["replicas"] if i < len(hosts)]
+    metadata = Metadata(replicas)
+    class Recording(DCAwareRoundRobinPolicy):
+        """A child that is not exactly the driver's class: asked as it is, and what it is asked kept."""
+
+        calls: list = []
+
+        def make_query_plan(self, working_keyspace=None, query=None):
+            self.calls.append(("plan", working_keyspace, id(query)))
+            return super().make_query_plan(working_keyspace, query)
+
+        def distance(self, host):
+            self.calls.append(("distance", str(host.endpoint)))
+            return super().distance(host)
+
+    child = (Recording if case["recording"] else DCAwareRoundRobinPolicy)(case["local_dc"], case["remote"])
+    child.calls = []
+    policy = TokenAwarePolicy(child, case["shuffle"])
+    random.seed(0)
+    policy.populate(Cluster(metadata, hosts), hosts)
+    policy._child_policy._position = case["position"]
+    return policy, metadata
+
+
+def _walk(plan, take):
+    import random
+
+    taken = []
+    try:
+        for _ in range(take):
+            taken.append(str(next(plan).endpoint))
+    except StopIteration:
+        taken.append("end")
+    except Exception as exc:  # noqa: BLE001 (the plan's own error, compared)
+        taken.append(type(exc).__name__)
+    return taken, random.random()
+
+
+@settings(max_examples=1000)
+@given(case=plans)
+def test_query_plans_as_the_drivers(spec, case):
+    """The same hosts in the same order as the driver's TokenAwarePolicy(DCAwareRoundRobinPolicy), the
+    same calls on its metadata and the same round-robin position, however far the plan is walked."""
+    import random
+
+    seen = []
+    for make in (spec.query_plan, lambda p, ks, q: iter(p.make_query_plan(ks, q))):
+        policy, metadata = _policy(case)
+        random.seed(case["seed"])
+        plan = make(policy, case["working"], case["query"])
+        assert metadata.asked == []  # nothing before the first host is asked for
+        seen.append((_walk(plan, case["take"]), metadata.asked, policy._child_policy._position,
+                     policy._child_policy.calls))
+    assert seen[0] == seen[1]
+
+
+def test_other_policies_plan_as_they_do(spec):
+    from cassandra.policies import RoundRobinPolicy
+
+    class Policy(RoundRobinPolicy):
+        def make_query_plan(self, working_keyspace=None, query=None):
+            return [working_keyspace, query]
+
+    assert list(spec.query_plan(Policy(), "ks", "q")) == ["ks", "q"]
+
+
+def test_timestamps_as_the_drivers(spec, caplog):
+    from cassandra.timestamps import MonotonicTimestampGenerator
+
+    ours, theirs = MonotonicTimestampGenerator(), MonotonicTimestampGenerator()
+    now = int(time.time() * 1e6)
+    first = spec.timestamp(ours)
+    assert now <= first <= int(time.time() * 1e6) and ours.last == first
+    stamps = [spec.timestamp(ours) for _ in range(1000)]
+    assert stamps == sorted(set(stamps)) and stamps[0] > first
+    # a clock behind the last timestamp: one more than the last, and the driver's warning
+    for generator in (ours, theirs):
+        generator.last = now + 5_000_000
+    with caplog.at_level("WARNING", logger="cassandra.timestamps"):
+        assert [spec.timestamp(ours), spec.timestamp(ours)] == [theirs(), theirs()] == [now + 5_000_001, now + 5_000_002]
+    warnings = [r.getMessage().split(" microseconds")[0].split("(")[0] for r in caplog.records]
+    assert len(warnings) == 2 and warnings[0].startswith("Clock skew detected")
+
+    class Own(MonotonicTimestampGenerator):
+        def __call__(self):
+            return 42
+
+    assert spec.timestamp(Own()) == 42 and spec.timestamp(lambda: 7) == 7
