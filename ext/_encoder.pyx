@@ -249,7 +249,8 @@ def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
                        allow_beta_protocol_version=self.allow_beta_protocol_version)
     if self._is_checksumming_enabled:
         codec = self._segment_codec
-        if (type(codec) is _OurCodec and not codec.compression and type(data) is bytes
+        # not (codec.compressor and codec.decompressor): the driver's ``compression`` property, not called
+        if (type(codec) is _OurCodec and not (codec.compressor and codec.decompressor) and type(data) is bytes
                 and "encode" not in codec.__dict__):  # a codec whose encode is replaced (timed) keeps it
             data = _encode_plain(data)
         else:
