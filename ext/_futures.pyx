@@ -10,12 +10,18 @@ again before blocking; each woken waiter releases the lock for the next one.
 
 from cpython.time cimport time as _now
 
+import logging
 import threading
 
 from _thread import allocate_lock
 
 from cassandra import ProtocolVersion
-from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
+from cassandra.cluster import (
+    _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, ResponseFuture, _ConfigMode,
+)
+from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.pool import HostConnection, NoConnectionsAvailable
+from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
 from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
 from cassandra.query import FETCH_SIZE_UNSET, BoundStatement, PreparedStatement, SimpleStatement, bind_params
@@ -24,6 +30,9 @@ from cassandra.timestamps import MonotonicTimestampGenerator
 from random import shuffle
 
 cdef object _Lock = threading.Lock
+cdef object _Condition = threading.Condition
+cdef object _driver_set_result = ResponseFuture._set_result
+log = logging.getLogger("cassandra.cluster")
 cdef object _LEGACY = _ConfigMode.LEGACY
 cdef object _uses_keyspace_flag = ProtocolVersion.uses_keyspace_flag
 cdef object _LOCAL = HostDistance.LOCAL
@@ -151,6 +160,106 @@ def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=N
         callback(future._final_result, *cb_args, **cb_kwargs)
     if failed:
         errback(future._final_exception, *eb_args, **eb_kwargs)
+
+
+def query(future, host, message=None, cb=None):
+    """``pyfactories._futurespec.query``."""
+    if message is None:
+        message = future.message
+    pool = future.session._pools.get(host)
+    if not pool:
+        future._errors[host] = ConnectionException("Host has been marked down or removed")
+        return None
+    elif pool.is_shutdown:
+        future._errors[host] = ConnectionException("Pool is shutdown")
+        return None
+    future._current_host = host
+    connection = None
+    try:
+        connection, request_id = pool.borrow_connection(2.0)
+        future._connection = connection
+        prepared = future.prepared_statement
+        result_meta = prepared.result_metadata if prepared else []
+        if cb is None:
+            cb = Completion(future, host, connection, pool)
+        handler = future._protocol_handler
+        future.request_encoded_size = connection.send_msg(message, request_id, cb, handler.encode_message,
+                                                          handler.decode_message, result_meta)
+        future.attempted_hosts.append(host)
+        return request_id
+    except NoConnectionsAvailable as exc:
+        log.debug("All connections for host %s are at capacity, moving to the next host", host)
+        future._errors[host] = exc
+    except ConnectionBusy as exc:
+        log.debug("Connection for host %s is busy, moving to the next host", host)
+        future._errors[host] = exc
+    except Exception as exc:
+        log.debug("Error querying host %s", host, exc_info=True)
+        future._errors[host] = exc
+        if future._metrics is not None:
+            future._metrics.on_connection_error()
+        if connection:
+            pool.return_connection(connection)
+    return None
+
+
+cdef class Completion:
+    """``pyfactories._futurespec.Completion``."""
+
+    cdef readonly object future, host, connection, pool
+
+    def __cinit__(self, future, host, connection, pool):
+        self.future, self.host, self.connection, self.pool = future, host, connection, pool
+
+    def __call__(self, response):
+        self.future._set_result(self.host, self.connection, self.pool, response)
+
+
+def set_result(future, host, connection, pool, response):
+    """``pyfactories._futurespec.set_result``."""
+    if not isinstance(response, ResultMessage):
+        _driver_set_result(future, host, connection, pool, response)
+        return
+    kind = response.kind
+    if ((kind != RESULT_KIND_ROWS and kind != RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+            or getattr(future.message, "continuous_paging_options", None)):
+        _driver_set_result(future, host, connection, pool, response)
+        return
+    try:
+        future.coordinator_host = host
+        if pool:
+            _return_connection(pool, connection)
+        future._warnings = getattr(response, "warnings", None)
+        future._custom_payload = getattr(response, "custom_payload", None)
+        if response.kind == RESULT_KIND_ROWS:
+            future._paging_state = response.paging_state
+            future._col_names = response.column_names
+            future._col_types = response.column_types
+            future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
+        else:
+            future._set_final_result(None)
+    except Exception as exc:
+        log.exception("Unexpected exception while handling result in ResponseFuture:\n%s", future)
+        future._set_final_exception(exc)
+
+
+cdef _return_connection(pool, connection):
+    condition = getattr(pool, "_stream_available_condition", None)
+    if type(pool) is not HostConnection or type(condition) is not _Condition:
+        pool.return_connection(connection)
+        return
+    with connection.lock:
+        connection.in_flight -= 1
+    with condition._lock:  # what ``with condition`` takes
+        if condition._waiters:
+            condition.notify()
+    if connection.is_defunct or connection.is_closed or connection in pool._trash:
+        pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
+
+
+def return_connection(pool, connection):
+    """``pyfactories._futurespec.return_connection``."""
+    _return_connection(pool, connection)
 
 
 cdef inline object _distance(child, host):

@@ -30,10 +30,11 @@ _PYFACTORIES_CONNECTION = [
     ("pyfactories/_framing.py", (), "framing"),
     ("pyfactories/_writes.py", ("push",), "request"),
     ("pyfactories/_writes.py", (), "socket"),
-    # the leaner futures (pyfactories.futures): building one is the request path, finishing one dispatch
-    ("pyfactories/_futurespec.py", ("create_future", "init_future", "__call__", "add_callback", "add_errback",
-                                    "add_callbacks"), "request"),
-    ("pyfactories/_futurespec.py", (), "dispatch"),
+    # the leaner futures (pyfactories.futures): taking an answer and finishing is dispatch, the rest
+    # (building, planning, sending, adding callbacks) the request path
+    ("pyfactories/_futurespec.py", ("set_result", "return_connection", "set_final_result", "set_final_exception",
+                                    "_finish"), "dispatch"),
+    ("pyfactories/_futurespec.py", (), "request"),
 ]
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",

@@ -110,11 +110,11 @@ def _unwrapping_encoder(send_msg: Callable[..., Any]) -> Callable[..., Any]:
     plain = ProtocolHandler.encode_message.__func__
 
     def send(self: Any, msg: Any, request_id: int, cb: Any, encoder: Any = ProtocolHandler.encode_message,
-             **kwargs: Any) -> Any:
+             *args: Any, **kwargs: Any) -> Any:
         func = getattr(encoder, "__func__", None)
         if getattr(func, "__wrapped__", None) is plain:
             encoder = types.MethodType(plain, encoder.__self__)
-        return send_msg(self, msg, request_id, cb, encoder, **kwargs)
+        return send_msg(self, msg, request_id, cb, encoder, *args, **kwargs)
 
     return send
 

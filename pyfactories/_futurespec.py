@@ -13,6 +13,10 @@ is what ``pyfactories.futures`` puts in their place, with the driver's semantics
 * :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
   :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
   leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
+* :func:`query` (with :class:`Completion`), :func:`set_result` and :func:`return_connection`: the
+  driver's ``_query`` and ``_set_result`` (and its pool's ``return_connection``) of a request with
+  rows or none, without a ``functools.partial``, keyword arguments or a ``Condition.notify`` per
+  request; any other answer goes to the driver's ``_set_result``.
 * :func:`query_plan` and :func:`timestamp`: the driver's default load balancing policy's query plan
   and its timestamp generator (both pure Python in the driver), for the future and its message.
 * :func:`create_future` (:class:`LeanCreate`, a session's method): what ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
@@ -23,14 +27,25 @@ is what ``pyfactories.futures`` puts in their place, with the driver's semantics
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, _ConfigMode
+from cassandra.cluster import (
+    _NOT_SET,
+    EXEC_PROFILE_DEFAULT,
+    ExecutionProfile,
+    NoSpeculativeExecutionPlan,
+    ResponseFuture,
+    _ConfigMode,
+)
+from cassandra.connection import ConnectionBusy, ConnectionException
 from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
+from cassandra.pool import HostConnection, NoConnectionsAvailable
+from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.timestamps import MonotonicTimestampGenerator
 from cassandra.protocol import ExecuteMessage, QueryMessage
 from cassandra.query import (
@@ -44,6 +59,8 @@ from cassandra.query import (
 from cassandra import ProtocolVersion
 
 Once = threading.Event
+#: the driver's logger of these steps (the same records)
+log = logging.getLogger("cassandra.cluster")
 #: the plan of requests without speculative executions (the driver's class default): no timer for it
 _NO_SPECULATION = NoSpeculativeExecutionPlan
 
@@ -118,6 +135,100 @@ def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any =
         callback(future._final_result, *cb_args, **cb_kwargs)
     if failed:
         errback(future._final_exception, *eb_args, **eb_kwargs)
+
+
+def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
+    """``ResponseFuture._query``: the request sent to ``host``; its request id, or ``None`` (the
+    error kept by host) when that host cannot take it. The answer goes to :class:`Completion`."""
+    if message is None:
+        message = future.message
+    pool = future.session._pools.get(host)
+    if not pool:
+        future._errors[host] = ConnectionException("Host has been marked down or removed")
+        return None
+    elif pool.is_shutdown:
+        future._errors[host] = ConnectionException("Pool is shutdown")
+        return None
+    future._current_host = host
+    connection = None
+    try:
+        connection, request_id = pool.borrow_connection(2.0)
+        future._connection = connection
+        result_meta = future.prepared_statement.result_metadata if future.prepared_statement else []
+        if cb is None:
+            cb = Completion(future, host, connection, pool)
+        handler = future._protocol_handler
+        future.request_encoded_size = connection.send_msg(message, request_id, cb, handler.encode_message,
+                                                          handler.decode_message, result_meta)
+        future.attempted_hosts.append(host)
+        return request_id
+    except NoConnectionsAvailable as exc:
+        log.debug("All connections for host %s are at capacity, moving to the next host", host)
+        future._errors[host] = exc
+    except ConnectionBusy as exc:
+        log.debug("Connection for host %s is busy, moving to the next host", host)
+        future._errors[host] = exc
+    except Exception as exc:
+        log.debug("Error querying host %s", host, exc_info=True)
+        future._errors[host] = exc
+        if future._metrics is not None:
+            future._metrics.on_connection_error()
+        if connection:
+            pool.return_connection(connection)
+    return None
+
+
+class Completion:
+    """The callback of a request :func:`query` sent: ``partial(future._set_result, host, connection, pool)``."""
+
+    __slots__ = ("future", "host", "connection", "pool")
+
+    def __init__(self, future: Any, host: Any, connection: Any, pool: Any) -> None:
+        self.future, self.host, self.connection, self.pool = future, host, connection, pool
+
+    def __call__(self, response: Any) -> None:
+        self.future._set_result(self.host, self.connection, self.pool, response)
+
+
+def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
+    """``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
+    answer goes to the driver's method."""
+    if (not isinstance(response, ResultMessage) or response.kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID)
+            or getattr(response, "trace_id", None) or getattr(future.message, "continuous_paging_options", None)):
+        ResponseFuture._set_result(future, host, connection, pool, response)
+        return
+    try:
+        future.coordinator_host = host
+        if pool:
+            return_connection(pool, connection)
+        future._warnings = getattr(response, "warnings", None)
+        future._custom_payload = getattr(response, "custom_payload", None)
+        if response.kind == RESULT_KIND_ROWS:
+            future._paging_state = response.paging_state
+            future._col_names = response.column_names
+            future._col_types = response.column_types
+            future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
+        else:
+            future._set_final_result(None)
+    except Exception as exc:
+        log.exception("Unexpected exception while handling result in ResponseFuture:\n%s", future)
+        future._set_final_exception(exc)
+
+
+def return_connection(pool: Any, connection: Any) -> None:
+    """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
+    a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
+    condition = getattr(pool, "_stream_available_condition", None)
+    if type(pool) is not HostConnection or type(condition) is not threading.Condition:
+        pool.return_connection(connection)
+        return
+    with connection.lock:
+        connection.in_flight -= 1
+    with condition:
+        if condition._waiters:
+            condition.notify()
+    if connection.is_defunct or connection.is_closed or connection in pool._trash:
+        pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
 
 
 def distance(child: Any, host: Any) -> Any:

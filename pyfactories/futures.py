@@ -12,6 +12,8 @@ speculative executions, timeouts), and less work per request:
 
 * its completion event makes a lock only when a thread waits on a future that is not done yet
   (the driver's ``threading.Event`` makes a ``Condition`` per request, waited on or not);
+* sending it and taking its answer (rows, or none) use no ``functools.partial``, keyword arguments or
+  ``Condition.notify`` (when no thread waits for a stream);
 * finishing a request calls its callbacks without building a ``functools.partial`` for each;
 * with no speculative execution, its timeout timer is armed without asking the plan for one.
 
@@ -45,6 +47,8 @@ FUTURES_OURS = not _driver.takes_protocol_features()
 class LeanResponseFuture(ResponseFuture):
     """The driver's ``ResponseFuture`` (see the module's docstring); made by :class:`LeanCreate`."""
 
+    _query = _spec.query
+    _set_result = _spec.set_result
     _set_final_result = _spec.set_final_result
     _set_final_exception = _spec.set_final_exception
     add_callback = _spec.add_callback

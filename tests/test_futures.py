@@ -456,3 +456,122 @@ def test_timestamps_as_the_drivers(spec, caplog):
             return 42
 
     assert spec.timestamp(Own()) == 42 and spec.timestamp(lambda: 7) == 7
+
+
+# Returning a stream to the driver's pool -----------------------------------------------------------
+
+class Connection:
+    """The state of a connection ``HostConnection.return_connection`` reads."""
+
+    def __init__(self, in_flight=3, defunct=False, closed=False, signaled_error=True):
+        self.lock = threading.Lock()
+        self.in_flight = in_flight
+        self.is_defunct, self.is_closed, self.signaled_error = defunct, closed, signaled_error
+        self.orphaned_request_ids = set()
+        self.closed_by_pool = 0
+
+    def close(self):
+        self.closed_by_pool += 1
+
+
+def host_connection(connection, trashed=False):
+    """A driver ``HostConnection`` holding ``connection``, without connecting anything."""
+    from cassandra.pool import HostConnection
+
+    pool = HostConnection.__new__(HostConnection)
+    pool._lock = threading.Lock()
+    pool._stream_available_condition = threading.Condition(pool._lock)
+    pool._trash = {connection} if trashed else set()
+    pool._connection = connection
+    pool.shutdown_on_error = False
+    pool.host = "127.0.0.1"
+    return pool
+
+
+def _state(pool, connection):
+    return (connection.in_flight, connection.closed_by_pool, len(pool._trash), pool._connection is connection)
+
+
+@pytest.mark.parametrize("case", [
+    dict(), dict(defunct=True), dict(closed=True), dict(trashed=True, in_flight=1), dict(trashed=True, in_flight=4),
+])
+def test_streams_return_to_the_pool_as_the_drivers(spec, case):
+    trashed = case.pop("trashed", False)
+    states = []
+    for give_back in (spec.return_connection, lambda pool, conn: pool.return_connection(conn)):
+        connection = Connection(**case)
+        pool = host_connection(connection, trashed)
+        give_back(pool, connection)
+        states.append(_state(pool, connection))
+    assert states[0] == states[1]
+
+
+def test_a_thread_waiting_for_a_stream_is_woken(spec):
+    connection = Connection(in_flight=1)
+    pool = host_connection(connection)
+    woken = []
+
+    def wait():
+        with pool._stream_available_condition:
+            woken.append(pool._stream_available_condition.wait(SETTLE_S))
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    deadline = time.monotonic() + SETTLE_S
+    while not pool._stream_available_condition._waiters and time.monotonic() < deadline:
+        time.sleep(0.001)
+    spec.return_connection(pool, connection)
+    waiter.join(SETTLE_S)
+    assert woken == [True] and connection.in_flight == 0
+
+
+def test_other_pools_are_asked_as_they_are(spec):
+    class Pool:
+        returned = []
+
+        def return_connection(self, connection):
+            self.returned.append(connection)
+
+    pool = Pool()
+    spec.return_connection(pool, "connection")
+    assert pool.returned == ["connection"]
+
+
+def _answer(kind, rows=None, **extra):
+    from cassandra.protocol import ResultMessage
+
+    message = ResultMessage(kind)
+    message.column_names, message.column_types, message.parsed_rows = ["a", "b"], [None, None], rows
+    message.paging_state = extra.pop("paging_state", None)
+    for name, value in extra.items():
+        setattr(message, name, value)
+    return message
+
+
+@pytest.mark.parametrize("answer", ["void", "rows", "rows, warnings and payload", "failing factory"])
+def test_answers_taken_as_the_drivers(spec, answer):
+    from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID
+
+
+    def factory(names, rows):
+        if answer == "failing factory":
+            raise ValueError("no rows today")
+        return [dict(zip(names, row)) for row in rows]
+
+    outcomes = []
+    for take in (spec.set_result, ResponseFuture._set_result):
+        future = bare(Lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
+        future.message = type("Message", (), {"continuous_paging_options": None})()
+        future.row_factory = factory
+        response = {
+            "void": lambda: _answer(RESULT_KIND_VOID),
+            "rows": lambda: _answer(RESULT_KIND_ROWS, [(1, 2), (3, 4)], paging_state=b"p"),
+            "rows, warnings and payload": lambda: _answer(RESULT_KIND_ROWS, [(5, 6)], warnings=["w"],
+                                                          custom_payload={"k": b"v"}),
+            "failing factory": lambda: _answer(RESULT_KIND_ROWS, [(1, 2)]),
+        }[answer]()
+        take(future, "host", None, None, response)
+        exc = future._final_exception
+        outcomes.append((future._final_result, type(exc), str(exc), future.coordinator_host, future._warnings,
+                         future._custom_payload, future._paging_state, future._col_names, future._event.is_set()))
+    assert outcomes[0] == outcomes[1]

@@ -237,6 +237,9 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         f"create_future ({pkg}/_futurespec.py:150) 1": "request",
         f"{head};add_callbacks ({pkg}/_futurespec.py:90) 1": "request",
         f"{head};_finish ({pkg}/_futurespec.py:60) 1": "dispatch",
+        f"{head};Completion.__call__ ({pkg}/_futurespec.py:230);set_result ({pkg}/_futurespec.py:240);"
+        f"return_connection ({pkg}/_futurespec.py:270) 1": "dispatch",
+        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/_futurespec.py:190) 1": "request",
     }
     for line, category in cases.items():
         (stack,) = sampling.parse_raw([line])
