@@ -5,8 +5,8 @@ The driver's ``Session.execute_async`` builds, per request, a ``ResponseFuture``
 ``threading.Event`` makes a ``Condition``, its lock, its waiter queue and six bound methods,
 although most requests are finished by a callback and never waited on, and two lists for
 callbacks and errbacks, added or not; ``add_callbacks`` takes the future's lock twice; finishing a
-request builds one ``functools.partial`` per callback. This module
-is what ``pyfactories.futures`` puts in their place, with the driver's semantics:
+request builds one ``functools.partial`` per callback. This module is what ``pyfactories.futures``
+puts in their place, with the driver's semantics:
 
 * :class:`Once`: ``Event``'s ``is_set``/``set``/``clear``/``wait``. The compiled one makes a lock
   only when a thread waits on an unset future; this twin is ``threading.Event`` itself.
@@ -19,9 +19,10 @@ is what ``pyfactories.futures`` puts in their place, with the driver's semantics
   request; any other answer goes to the driver's ``_set_result``.
 * :func:`query_plan` and :func:`timestamp`: the driver's default load balancing policy's query plan
   and its timestamp generator (both pure Python in the driver), for the future and its message.
-* :func:`create_future` (:class:`LeanCreate`, a session's method): what ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
-  ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload,
-  ``execute_as`` or continuous paging; the request gets a future of class ``future_class``
+* :func:`create_future` (:class:`LeanCreate`, a session's method): what
+  ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
+  ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload
+  (``execute_as`` is one) or continuous paging; the request gets a future of class ``future_class``
   (``pyfactories.futures.LeanResponseFuture``). Any other request goes to the driver's method.
 """
 

@@ -29,10 +29,11 @@ SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/inte
 CONNECTION = ["tests/test_connection.py", "tests/test_framing.py", "tests/test_writes.py",
               "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
-#: The leaner futures: their unit tests on every release, their tests against the node where the
-#: driver's ``ResponseFuture`` is the one they follow (cassandra-driver; scylla-driver keeps its own).
-FUTURES = ["tests/test_futures.py"]
-FUTURES_NODE = ["tests/integration/test_futures.py"]
+#: The leaner futures, against the driver's own futures, policies and pools where they are the ones
+#: they follow (cassandra-driver); scylla-driver keeps its own (whose policies and pools differ): there,
+#: that they stay off.
+FUTURES = ["tests/test_futures.py", "tests/integration/test_futures.py"]
+FUTURES_OFF = ["tests/test_futures.py::test_futures_are_ours_on_cassandra_driver_only"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
         "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]
@@ -70,7 +71,7 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, conta
                     "fastpath.cluster_options()['connection_class'].__name__)", cwd=suite).stdout
     assert installed.split()[:2] == driver.split("==") and installed.split()[2].startswith(str(tmp_path))
     assert installed.split()[3] == "TimerQueueLibevConnection"
-    futures = FUTURES + (FUTURES_NODE if driver.startswith("cassandra-driver==") else [])
+    futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
     pytest_passed(run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p", "no:cacheprovider",
                       env=against(contact), cwd=suite, ok=False))
 
