@@ -128,6 +128,7 @@ cdef inline void _append(future, str name, tuple item) except *:
 
 def add_callback(future, fn, *args, **kwargs):
     """``ResponseFuture.add_callback``."""
+    cdef bint run_now = False
     with future._callback_lock:
         _append(future, "_callbacks", (fn, args, kwargs))
         run_now = future._final_result is not _NOT_SET
@@ -138,6 +139,7 @@ def add_callback(future, fn, *args, **kwargs):
 
 def add_errback(future, fn, *args, **kwargs):
     """``ResponseFuture.add_errback``."""
+    cdef bint run_now = False
     with future._callback_lock:
         _append(future, "_errbacks", (fn, args, kwargs))
         run_now = bool(future._final_exception)
@@ -149,6 +151,7 @@ def add_errback(future, fn, *args, **kwargs):
 def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
                   errback_kwargs=None):
     """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    cdef bint succeeded = False, failed = False
     cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
     eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
     with future._callback_lock:
