@@ -234,7 +234,7 @@ def set_result(future, host, connection, pool, response):
             _return_connection(pool, connection)
         future._warnings = getattr(response, "warnings", None)
         future._custom_payload = getattr(response, "custom_payload", None)
-        if response.kind == RESULT_KIND_ROWS:
+        if kind == RESULT_KIND_ROWS:
             future._paging_state = response.paging_state
             future._col_names = response.column_names
             future._col_types = response.column_types
@@ -247,8 +247,8 @@ def set_result(future, host, connection, pool, response):
 
 
 cdef _return_connection(pool, connection):
-    condition = getattr(pool, "_stream_available_condition", None)
-    if type(pool) is not HostConnection or type(condition) is not _Condition:
+    condition = pool._stream_available_condition if type(pool) is HostConnection else None
+    if type(condition) is not _Condition:
         pool.return_connection(connection)
         return
     with connection.lock:

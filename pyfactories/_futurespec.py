@@ -194,8 +194,9 @@ class Completion:
 def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
     """``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
     answer goes to the driver's method."""
-    if (not isinstance(response, ResultMessage) or response.kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID)
-            or getattr(response, "trace_id", None) or getattr(future.message, "continuous_paging_options", None)):
+    kind = response.kind if isinstance(response, ResultMessage) else None
+    if (kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+            or getattr(future.message, "continuous_paging_options", None)):
         ResponseFuture._set_result(future, host, connection, pool, response)
         return
     try:
@@ -204,7 +205,7 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
             return_connection(pool, connection)
         future._warnings = getattr(response, "warnings", None)
         future._custom_payload = getattr(response, "custom_payload", None)
-        if response.kind == RESULT_KIND_ROWS:
+        if kind == RESULT_KIND_ROWS:
             future._paging_state = response.paging_state
             future._col_names = response.column_names
             future._col_types = response.column_types
@@ -219,8 +220,8 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
 def return_connection(pool: Any, connection: Any) -> None:
     """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
     a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
-    condition = getattr(pool, "_stream_available_condition", None)
-    if type(pool) is not HostConnection or type(condition) is not threading.Condition:
+    condition = pool._stream_available_condition if type(pool) is HostConnection else None
+    if type(condition) is not threading.Condition:
         pool.return_connection(connection)
         return
     with connection.lock:

@@ -26,6 +26,7 @@ from typing import Any
 from cassandra.query import PreparedStatement
 
 from ._impl import name as _impl_name
+from ._sessions import has_own, put_back
 
 if _impl_name == "cython":
     from ._binding import bind
@@ -63,7 +64,7 @@ class _AdoptingPrepare:
 
 
 def is_installed(session: Any) -> bool:
-    return type(session.__dict__.get("prepare")) is _AdoptingPrepare
+    return has_own(session, "prepare", _AdoptingPrepare)
 
 
 def install(session: Any) -> None:
@@ -74,9 +75,4 @@ def install(session: Any) -> None:
 
 def uninstall(session: Any) -> None:
     """``session.prepare`` is what it was before ``install``."""
-    if is_installed(session):
-        previous = session.__dict__["prepare"].previous
-        if previous is None:
-            del session.prepare
-        else:
-            session.prepare = previous
+    put_back(session, "prepare", _AdoptingPrepare)

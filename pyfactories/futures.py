@@ -32,6 +32,7 @@ from cassandra.cluster import ResponseFuture
 
 from . import _driver
 from ._impl import name as _impl_name
+from ._sessions import has_own, put_back
 
 if _impl_name == "cython":
     from . import _futures as _spec
@@ -61,7 +62,7 @@ LeanCreate = _spec.LeanCreate
 
 
 def is_installed(session: Any) -> bool:
-    return type(session.__dict__.get("_create_response_future")) is LeanCreate
+    return has_own(session, "_create_response_future", LeanCreate)
 
 
 def install(session: Any) -> bool:
@@ -76,9 +77,4 @@ def install(session: Any) -> bool:
 
 def uninstall(session: Any) -> None:
     """``session._create_response_future`` is what it was before ``install``."""
-    if is_installed(session):
-        previous = session.__dict__["_create_response_future"].previous
-        if previous is None:
-            del session._create_response_future
-        else:
-            session._create_response_future = previous
+    put_back(session, "_create_response_future", LeanCreate)
