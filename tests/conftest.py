@@ -7,6 +7,7 @@ import cassandra
 import pytest
 
 from profiling.cluster import reach
+from profiling import node
 from profiling.node import NodeError
 from hypothesis import settings
 
@@ -54,4 +55,28 @@ def contact():
             found = stack.enter_context(reach(say=lambda _msg: None))
         except NodeError as exc:
             pytest.fail(f"these tests need a Cassandra node and none could be started:\n{exc}", pytrace=False)
+        _NODE_WATCHES.append(node.exit_watch())
         yield found
+
+
+#: Checks on the session's local node: when it exits mid-run (out of memory, killed), every later
+#: test fails with "connection refused"; the failed tests and the summary then say why.
+_NODE_WATCHES: list = []
+
+
+def _node_exited() -> str | None:
+    return "\n".join(filter(None, (check() for check in _NODE_WATCHES))) or None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed and (why := _node_exited()):
+        report.sections.append(("the local Cassandra node", why))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    if why := _node_exited():
+        terminalreporter.write_sep("=", "the local Cassandra node exited during the run", red=True)
+        terminalreporter.write_line(why)

@@ -2,7 +2,7 @@
 
 Command line: ``python -m profiling.node {fetch,up,down,status,log,nodetool,wipe}``.
 
-Importable API: ``ensure_up``, ``stop``, ``port``, ``server_pids``; the profiler, the
+Importable API: ``ensure_up``, ``stop``, ``port``, ``server_pids``, ``exit_watch``; the profiler, the
 benchmarks and the tests reach a cluster through ``profiling.cluster.reach``, which uses them.
 
 ``PYFACTORIES_HOSTS=h1,h2`` (and ``PYFACTORIES_PORT``) selects a cluster of the
@@ -16,12 +16,13 @@ loopback address, e.g. 127.0.0.5).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from . import config, server
 from .config import Node
 from .fetch import NodeError
 
-__all__ = ["NodeError", "ensure_up", "stop", "external_hosts", "port", "fetch", "server_pids"]
+__all__ = ["NodeError", "ensure_up", "stop", "external_hosts", "port", "fetch", "server_pids", "exit_watch"]
 
 
 def external_hosts() -> list[str]:
@@ -71,6 +72,14 @@ def server_pids() -> list[int]:
     count = config.load_state().get("nodes", 0)
     pids = (server.running_pid(Node(i)) for i in range(1, count + 1))
     return [pid for pid in pids if pid is not None]
+
+
+def exit_watch() -> Callable[[], str | None]:
+    """A check that says which of the local nodes running now has exited since, and why (the last
+    lines of its output); ``None`` while all run, and always for external hosts."""
+    if external_hosts():
+        return lambda: None
+    return server.exit_watch()
 
 
 def fetch(quiet: bool = False) -> str:

@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start node(s) and wait until they answer CQL")
     up.add_argument("--nodes", type=int, default=1, help="cluster size, nodes on 127.0.0.1..N "
                     "(from PYFACTORIES_FIRST_ADDRESS if set; default 1)")
-    up.add_argument("--heap", help="heap per node, e.g. 256M (default 512M for 1 node, 256M for more)")
+    up.add_argument("--heap", help="heap per node, e.g. 256M (default 1G for 1 node, 512M each for more)")
     up.add_argument("--timeout", type=float, default=config.START_TIMEOUT, help="seconds per node (default 180)")
     up.set_defaults(func=cmd_up)
 

@@ -64,8 +64,9 @@ def first_address() -> int:
 
 
 def default_heap(nodes: int) -> str:
-    """512M for a single node, 256M each when several share the machine."""
-    return os.environ.get("PYFACTORIES_HEAP") or ("512M" if nodes == 1 else "256M")
+    """1G for a single node (the tests write 1 MiB values, many at once), 512M each when several
+    share the machine."""
+    return os.environ.get("PYFACTORIES_HEAP") or ("1G" if nodes == 1 else "512M")
 
 
 def check_heap(heap: str) -> str:

@@ -128,6 +128,29 @@ def _log_offsets(node: Node) -> dict[Path, int]:
     return {p: (p.stat().st_size if p.exists() else 0) for p in (node.log_path, node.stdout_path)}
 
 
+def exit_watch() -> Callable[[], str | None]:
+    """A check on the local nodes running now: it answers ``None`` while they all run, else which
+    exited and the last lines of their output (the JVM prints why: ``Terminating due to
+    java.lang.OutOfMemoryError: Java heap space``). Paths are taken now, so a later change of
+    ``PYFACTORIES_NODES_DIR`` does not move them."""
+    watched = [(node, pid, node.stdout_path, node.log_path, _log_offsets(node))
+               for node in known_nodes() if (pid := running_pid(node)) is not None]
+
+    def check() -> str | None:
+        gone = []
+        for node, pid, stdout, log, offsets in watched:
+            if alive(pid):
+                continue
+            said = [line for line in tail_lines(stdout, 5, offsets.get(stdout, 0)) if not line.startswith("WARNING:")]
+            errors = [line for line in tail_lines(log, 400, offsets.get(log, 0)) if line.startswith("ERROR")][-3:]
+            gone.append(f"{node.name} (pid {pid}) exited during the run"
+                        + "".join(f"\n  {line}" for line in said + errors)
+                        + f"\n  (its logs: {log.parent})")
+        return "\n".join(gone) or None
+
+    return check
+
+
 # --- start -------------------------------------------------------------------
 
 def known_nodes() -> list[Node]:
