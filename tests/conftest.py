@@ -55,17 +55,23 @@ def contact():
             found = stack.enter_context(reach(say=lambda _msg: None))
         except NodeError as exc:
             pytest.fail(f"these tests need a Cassandra node and none could be started:\n{exc}", pytrace=False)
-        _NODE_WATCHES.append(node.exit_watch())
-        yield found
+        check = node.exit_watch()
+        _NODE_WATCHES.append(check)
+        try:
+            yield found
+        finally:  # asked before the node is stopped at the end, which is no exit to report
+            _NODE_WATCHES.remove(check)
+            _NODE_EXITS.extend(filter(None, [check()]))
 
 
 #: Checks on the session's local node: when it exits mid-run (out of memory, killed), every later
 #: test fails with "connection refused"; the failed tests and the summary then say why.
 _NODE_WATCHES: list = []
+_NODE_EXITS: list[str] = []
 
 
 def _node_exited() -> str | None:
-    return "\n".join(filter(None, (check() for check in _NODE_WATCHES))) or None
+    return "\n".join([*_NODE_EXITS, *filter(None, (check() for check in _NODE_WATCHES))]) or None
 
 
 @pytest.hookimpl(wrapper=True)
