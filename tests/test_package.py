@@ -135,3 +135,14 @@ def test_named_rows_cross_process_boundaries(method):
     row = results[1][4]
     assert (row.id, row.applied, row.system_count) == (4, True, 40)
     assert type(row)._fields == ("id", "applied", "system_count")
+
+
+def test_the_readme_keeps_every_part_in_order():
+    """An edit of one section must not take the ones after it along (the README is long)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    parts = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
+    assert parts == ["Quick start", "Install", "Set-up: two commands", "The row factories", "The fast path",
+                     "Request timeouts", "Profiling: where does the client's CPU go?", "The local Cassandra",
+                     "Benchmarks", "Where things live"]
