@@ -19,9 +19,22 @@ CONNECTION ?=
 REPEAT ?= 3
 PROFILE_OPS ?= 10000
 PROFILE_ARGS ?=
+FUZZ_ARGS ?=
 # Options of `make bench`, e.g. BENCH_ARGS="--server-pid 1234" for a node on this machine it did not start
 BENCH_ARGS ?=
 NODES ?= 3
+
+# `make asan`: the extensions built with AddressSanitizer and UBSan in a copy of this tree
+# (.cache/asan), and the fuzz suite run against them with $(FUZZ_EXAMPLES) examples per property;
+# `make fuzz-long` is the same run for longer. CI runs `make asan`.
+ASAN_DIR ?= .cache/asan
+FUZZ_EXAMPLES ?= 500
+FUZZ_LONG_EXAMPLES ?= 20000
+SANITIZER_LIBS = $(shell $${CC:-gcc} -print-file-name=libasan.so) $(shell $${CC:-gcc} -print-file-name=libubsan.so)
+# leaks: the interpreter's own at exit are not ours; a report stops the process with a non-zero status
+ASAN_ENV = LD_PRELOAD="$(SANITIZER_LIBS)" PYTHONMALLOC=malloc \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
 # the interpreter manager's newest 3.X), each built in a virtual environment of its own under
@@ -34,13 +47,15 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
 .PHONY: help venv build test test-matrix test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
-	wheel wheels pythons sdist typecheck clean
+	wheel wheels pythons sdist typecheck clean asan asan-build fuzz-long
 
 help:
 	@echo "make profile     build, start the local Cassandra, profile the default patterns (3 repeats), write flamegraphs"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
 	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
+	@echo "make asan        the extensions under AddressSanitizer + UBSan, and the fuzz suite run against them (minutes)"
+	@echo "make fuzz-long   the same fuzz suite for longer: FUZZ_LONG_EXAMPLES=$(FUZZ_LONG_EXAMPLES) examples per property"
 	@echo "make cassandra-up | cassandra-down | cassandra-status | cluster-up NODES=3 | cluster-down"
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
 	@echo "make wheels      manylinux wheels for every CPython 3.11+ here, and the sdist, in dist/"
@@ -70,6 +85,22 @@ test-unit: build
 
 test-integration: build
 	$(PY) -m pytest -m "integration and not matrix"
+
+# The sanitizer build lives in its own copy of the tree, so the in-place build stays the optimised one;
+# files are copied only when newer, so a second run rebuilds only what changed.
+asan-build: build
+	mkdir -p $(ASAN_DIR)
+	{ git ls-files -co --exclude-standard; ls ext/*.c ext/_driver_version.pxi; } | sort -u \
+		| while read -r f; do [ -f "$$f" ] && echo "$$f"; done | xargs cp -pu --parents -t $(ASAN_DIR)
+	cd $(ASAN_DIR) && PYFACTORIES_SANITIZE=1 $(abspath $(PY)) setup.py -q build_ext --inplace
+
+asan: asan-build
+	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --hypothesis-show-statistics $(FUZZ_ARGS)
+
+fuzz-long: asan-build
+	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_LONG_EXAMPLES) \
+		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --hypothesis-show-statistics $(FUZZ_ARGS)
 
 profile: build
 	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)

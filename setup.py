@@ -5,7 +5,9 @@ the ``.pyx`` is compiled; without it (installing from an sdist) the generated
 ``ext/<name>.c`` that the sdist carries is used, so only a C compiler is needed.
 
 ``PYFACTORIES_DEBUG=1`` builds with line tracing (coverage/profilers can see
-inside the extension) and without optimisation.
+inside the extension) and without optimisation. ``PYFACTORIES_SANITIZE=1`` builds with
+AddressSanitizer and UndefinedBehaviorSanitizer (``make asan``: the fuzz suite runs against it).
+``PYFACTORIES_WERROR=1`` makes every compiler warning an error (CI builds so).
 """
 import os
 from pathlib import Path
@@ -14,6 +16,10 @@ from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
 DEBUG = os.environ.get("PYFACTORIES_DEBUG", "") not in ("", "0")
+SANITIZE = os.environ.get("PYFACTORIES_SANITIZE", "") not in ("", "0")
+WERROR = os.environ.get("PYFACTORIES_WERROR", "") not in ("", "0")
+# Every error found is fatal (no recovery): a finding fails the run where it happens.
+SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
 
 def _extensions():
@@ -30,6 +36,11 @@ def _extensions():
         sources = [src for src in sources if src.stem != "_fastpath"]
     macros = [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")] if DEBUG else []
     flags = ["-O0", "-g"] if DEBUG else ["-O2"]
+    link = []
+    if SANITIZE:
+        flags, link = ["-O1", "-g", *SANITIZERS], list(SANITIZERS)
+    if WERROR:
+        flags.append("-Werror")
     # The C helpers (declared for Cython in the .pxd of the same name): a changed header recompiles
     # the modules, from an sdist too (cythonize alone only adds the headers a module cimports).
     headers = sorted(str(h.relative_to(HERE)) for h in (HERE / "ext").glob("*.h"))
@@ -41,6 +52,7 @@ def _extensions():
             depends=headers,
             define_macros=macros,
             extra_compile_args=flags,
+            extra_link_args=link,
         )
         for src in sources
     ]
@@ -56,6 +68,10 @@ def _extensions():
     _record_driver_version(driver[0] if driver else "none",
                            _pxd_digest(Path(driver[1]) / "cassandra") if driver else None)
     include = [driver[1]] if driver else []
+    if WERROR:
+        from Cython.Compiler import Options
+
+        Options.warning_errors = True
     return cythonize(modules, compiler_directives=directives, include_path=include)
 
 
