@@ -84,7 +84,26 @@ cdef class Once:
         return self._flag
 
 
+cdef inline tuple _snapshot(object listeners):
+    """``_futurespec.snapshot``: each listener's function and arguments as they are now (the driver's
+    ``partial`` per listener), taken in the future's lock."""
+    if listeners is None:
+        return ()
+    cdef list found = []
+    for fn, args, kwargs in listeners:
+        if not callable(fn):
+            raise TypeError("the first argument must be callable")
+        if type(args) is not tuple:
+            args = tuple(args)
+        if type(kwargs) is not dict or kwargs:
+            kwargs = dict(kwargs)  # a copy: an earlier callback cannot change a later one's
+        found.append((fn, args, kwargs))
+    return tuple(found)
+
+
 cdef inline void _finish(future, response, bint result) except *:
+    cdef tuple to_call, item
+    cdef dict kwargs
     timer = future._timer
     if timer:
         timer.cancel()
@@ -94,17 +113,17 @@ cdef inline void _finish(future, response, bint result) except *:
     with future._callback_lock:
         if result:
             future._final_result = response
-            listeners = future._callbacks
+            to_call = _snapshot(future._callbacks)
         else:
             future._final_exception = response
-            listeners = future._errbacks
-        to_call = tuple(listeners) if listeners else ()
+            to_call = _snapshot(future._errbacks)
     future._event.set()
-    for fn, args, kwargs in to_call:
+    for item in to_call:
+        kwargs = <dict>item[2]
         if kwargs:
-            fn(response, *args, **kwargs)
+            item[0](response, *<tuple>item[1], **kwargs)
         else:
-            fn(response, *args)
+            item[0](response, *<tuple>item[1])
 
 
 def set_final_result(future, response):
@@ -224,7 +243,8 @@ def set_result(future, host, connection, pool, response):
         _driver_set_result(future, host, connection, pool, response)
         return
     kind = response.kind
-    if ((kind != RESULT_KIND_ROWS and kind != RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+    if (type(kind) is not int or (kind != RESULT_KIND_ROWS and kind != RESULT_KIND_VOID)
+            or getattr(response, "trace_id", None)
             or getattr(future.message, "continuous_paging_options", None)):
         _driver_set_result(future, host, connection, pool, response)
         return
