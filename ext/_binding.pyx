@@ -60,6 +60,7 @@ cdef class BindPlan:
     cdef readonly bytes kinds
     cdef readonly tuple types, names, routing_indexes, columns
     cdef readonly bytes routing_flags
+    cdef readonly frozenset index_set
     cdef bint made
 
     def __init__(self, prepared, key=None):
@@ -74,6 +75,7 @@ cdef class BindPlan:
         if not (len(kinds) == len(types) == len(names) == len(flags) == count):
             raise ValueError("a bind plan's fields are of different lengths")
         self.types, self.names, self.routing_indexes, self.columns = types, names, indexes, columns
+        self.index_set = frozenset(indexes)
         self.kinds = bytes(kinds)
         self.routing_flags = bytes(flags)
         self.covered, self.sets_table = covered, sets_table
@@ -306,9 +308,13 @@ def bind(prepared, values):
         else:
             value = <object>PyTuple_GET_ITEM(values, i) if i < given else _UNSET
         if value is None or value is _UNSET:
-            if value is _UNSET and (routing[i] if attributes.get("_routing_key_index_set") is None
-                                    else prepared.is_routing_key_index(i)):
-                raise spec.unset_in_routing_key_error(names[i])
+            if value is _UNSET:
+                # the driver's is_routing_key_index: the set it keeps, made at the first unset value
+                index_set = attributes.get("_routing_key_index_set")
+                if index_set is None:
+                    attributes["_routing_key_index_set"] = index_set = plan.index_set
+                if routing[i] if index_set is plan.index_set else prepared.is_routing_key_index(i):
+                    raise spec.unset_in_routing_key_error(names[i])
             data = value
         else:
             data = _serialize_fast(kinds[i], value)

@@ -266,22 +266,25 @@ def routing_key(values: list, indexes: tuple):
 
 
 def unset_in_routing_key(prepared, plan, index: int) -> bool:
-    """Whether an unset value at ``index`` is refused, as the driver's ``is_routing_key_index`` says: the
-    plan's answer, unless the driver already keeps a set of its own (made when it bound an unset value,
-    never made again): then that set's."""
-    if prepared.__dict__.get("_routing_key_index_set") is None:
-        return plan.routing_flags[index]
-    return prepared.is_routing_key_index(index)
+    """Whether an unset value at ``index`` is refused, as the driver's ``is_routing_key_index`` says: from
+    the set of routing key indexes the statement keeps, made at its first unset value and never made again.
+    Made here, it is the plan's ``index_set`` (a frozenset: nothing changes it in place), and the plan's
+    ``routing_flags`` say the same; one made by the driver (or left by an older plan) is asked."""
+    index_set = prepared.__dict__.get("_routing_key_index_set")
+    if index_set is None:
+        prepared.__dict__["_routing_key_index_set"] = index_set = plan.index_set
+    return plan.routing_flags[index] if index_set is plan.index_set else prepared.is_routing_key_index(index)
 
 
 class BindPlan:
     __slots__ = ("key", "covered", "sets_table", "kinds", "types", "names", "routing_flags", "routing_indexes",
-                 "columns")
+                 "columns", "index_set")
 
     def __init__(self, prepared, key: tuple | None = None) -> None:
         self.key = plan_key(prepared) if key is None else key
         (self.covered, self.sets_table, self.kinds, self.types, self.names, self.routing_flags,
          self.routing_indexes, self.columns) = plan_fields(prepared, self.key)
+        self.index_set = frozenset(self.routing_indexes)
 
 
 def plan_of(prepared) -> BindPlan:
