@@ -27,4 +27,23 @@ driver = run(lambda s, v: BoundStatement(s).bind(v))
 assert driver[0][0] == "bound" and driver[1][0] == "error", driver
 assert run(_binding.bind) == driver
 assert run(_bindspec.bind) == driver
+
+
+def own_binds(bind):
+    """Every bind by ``bind``: its first unset value makes the set the driver's would have made."""
+    meta = [ColumnMetadata("ks", "t", "c0", Int32Type)]
+    statement = PreparedStatement(meta, b"id", [], "INSERT ...", "ks", 5, None, None)
+    bind(statement, [])
+    statement.routing_key_indexes[:] = [0]
+    try:
+        bound = bind(statement, [])
+        return "bound", bound.values, bound.routing_key
+    except Exception as exc:
+        return "error", type(exc), str(exc)
+
+
+driver = own_binds(lambda s, v: BoundStatement(s).bind(v))
+assert driver[0] == "bound", driver
+assert own_binds(_binding.bind) == driver
+assert own_binds(_bindspec.bind) == driver
 print("ok")
