@@ -95,8 +95,8 @@ cdef inline tuple _snapshot(object listeners):
             raise TypeError("the first argument must be callable")
         if type(args) is not tuple:
             args = tuple(args)
-        if type(kwargs) is not dict or kwargs:
-            kwargs = dict(kwargs)  # a copy: an earlier callback cannot change a later one's
+        # a copy (None for none): an earlier callback cannot change a later one's
+        kwargs = dict(kwargs) if type(kwargs) is not dict or kwargs else None
         found.append((fn, args, kwargs))
     return tuple(found)
 
@@ -120,10 +120,10 @@ cdef inline void _finish(future, response, bint result) except *:
     future._event.set()
     for item in to_call:
         kwargs = <dict>item[2]
-        if kwargs:
-            item[0](response, *<tuple>item[1], **kwargs)
-        else:
+        if kwargs is None:
             item[0](response, *<tuple>item[1])
+        else:
+            item[0](response, *<tuple>item[1], **kwargs)
 
 
 def set_final_result(future, response):

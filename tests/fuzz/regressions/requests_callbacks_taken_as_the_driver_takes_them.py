@@ -49,8 +49,19 @@ def changing(seen):
     return [(first, (), {}), (record(seen, "second"), [1], later)]
 
 
+def filling(seen):
+    later = {}
+
+    def first(response):
+        seen.append(("first", response))
+        later["filled"] = True
+
+    return [(first, (), {}), (record(seen, "second"), (), later)]
+
+
 cases = [
     changing,
+    filling,
     lambda seen: [(record(seen, "lying"), (), Empty(k=1))],
     lambda seen: [(record(seen, "pairs"), (), [("p", 1)])],
     lambda seen: [(record(seen, "before"), (), {}), (5, (), {})],
