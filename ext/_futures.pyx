@@ -289,7 +289,7 @@ include "_plans.pxi"
 
 
 cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                  load_balancer, double start_time, speculative_execution_plan, host):
+                  load_balancer, start_time, speculative_execution_plan, host):
     future.session = session
     future.row_factory = row_factory or session.row_factory
     future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
@@ -318,7 +318,7 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
 
 
 def init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                load_balancer, double start_time, speculative_execution_plan, host):
+                load_balancer, start_time, speculative_execution_plan, host):
     """``pyfactories._futurespec.init_future``."""
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
                  load_balancer, start_time, speculative_execution_plan, host)
@@ -330,7 +330,9 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     cdef int protocol_version
     cdef double start_time
     cluster = session.cluster
-    if custom_payload or cluster._config_mode == _LEGACY:
+    version = session._protocol_version  # read in C as an int: anything else is the driver's to compare
+    if (custom_payload or cluster._config_mode == _LEGACY or type(version) is not int
+            or not 0 <= <object>version <= 0xFF):
         return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     if isinstance(query, str):
         query = SimpleStatement(query)
@@ -352,7 +354,7 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     if serial_cl is None:
         serial_cl = profile.serial_consistency_level
     retry_policy = query.retry_policy or profile.retry_policy
-    protocol_version = session._protocol_version
+    protocol_version = version
     fetch_size = query.fetch_size
     if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
         fetch_size = session.default_fetch_size

@@ -337,7 +337,9 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
                   paging_state: Any = None, host: Any = None) -> Any:
     """``session._create_response_future(...)``: the request's future, not sent yet. A request this
     module does not build (see the module's docstring) is given to ``driver``, the method it replaces."""
-    if custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY:
+    version = session._protocol_version  # an int of a protocol, or the driver's to compare
+    if (custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY or type(version) is not int
+            or not 0 <= version <= 0xFF):
         return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     if isinstance(query, str):
         query = SimpleStatement(query)
@@ -357,7 +359,7 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     serial_cl = (query.serial_consistency_level if query.serial_consistency_level is not None
                  else profile.serial_consistency_level)
     retry_policy = query.retry_policy or profile.retry_policy
-    protocol_version = session._protocol_version
+    protocol_version = version
     fetch_size = query.fetch_size
     if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
         fetch_size = session.default_fetch_size
