@@ -15,7 +15,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyTypeObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsSsize_t
 from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.string cimport memcpy
 
@@ -200,23 +200,27 @@ cdef object _serialize_fast(int kind, object value):
     return None
 
 
-cdef object _routing_key(list values, tuple indexes):
-    """``_bindspec.routing_key``: ``indexes`` are the plan's, ``int`` of columns; ``values`` the bind's own."""
-    cdef Py_ssize_t count = PyTuple_GET_SIZE(indexes), total = 0, size, i
-    if count == 0:
+cdef object _routing_key(list values, tuple indexes, Py_ssize_t count):
+    """``_bindspec.routing_key``: ``indexes`` are the plan's, ``int`` of its ``count`` columns; ``values`` the
+    bind's own (a serialize reaching it through the garbage collector could have resized it: then the
+    driver's own indexing says). Nothing here runs Python code between measuring and copying the parts."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(indexes), total = 0, size, i, index
+    if n == 0:
         return None
-    cdef list parts = [values[<Py_ssize_t>index] for index in indexes]  # each index checked against the list
-    if count == 1:
-        return parts[0]
-    for i in range(count):
-        part = <object>PyList_GET_ITEM(parts, i)
+    if PyList_GET_SIZE(values) != count:
+        return spec.routing_key(values, indexes)
+    if n == 1:
+        return <object>PyList_GET_ITEM(values, PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, 0)))
+    for i in range(n):
+        index = PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, i))
+        part = <object>PyList_GET_ITEM(values, index)
         if type(part) is not bytes or PyBytes_GET_SIZE(part) > 0xFFFF:
             return None
         total += PyBytes_GET_SIZE(part) + 3
     cdef bytes key = PyBytes_FromStringAndSize(NULL, total)
     cdef unsigned char *out = <unsigned char *>PyBytes_AS_STRING(key)
-    for i in range(count):  # the same parts: nothing ran since they were measured
-        part = <object>PyList_GET_ITEM(parts, i)
+    for i in range(n):  # the same parts: nothing ran since they were measured
+        part = <object>PyList_GET_ITEM(values, PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, i)))
         size = PyBytes_GET_SIZE(part)
         out[0] = (size >> 8) & 0xFF
         out[1] = size & 0xFF
@@ -282,6 +286,7 @@ def bind(prepared, values):
     cdef const unsigned char *kinds = <const unsigned char *>PyBytes_AS_STRING(kinds_held)
     cdef const unsigned char *routing = <const unsigned char *>PyBytes_AS_STRING(routing_held)
     cdef bint is_list
+    cdef int own_set = -1  # the statement's routing index set is the plan's: unknown (-1), no, yes
     protocol_version = plan.protocol_version
     if values is None:
         values = ()
@@ -300,7 +305,7 @@ def bind(prepared, values):
     given = PyList_GET_SIZE(values) if is_list else PyTuple_GET_SIZE(values)
     if given > count:
         raise spec.too_many(given, count)
-    cdef list serialized = []
+    cdef list serialized = [None] * count  # filled in place (never a NULL slot: the collector can see it)
     for i in range(count):
         # the list as it is now (a serialize may have changed it), as the driver's zip reads it
         if is_list:
@@ -309,19 +314,25 @@ def bind(prepared, values):
             value = <object>PyTuple_GET_ITEM(values, i) if i < given else _UNSET
         if value is None or value is _UNSET:
             if value is _UNSET:
-                # the driver's is_routing_key_index: the set it keeps, made at the first unset value
-                index_set = attributes.get("_routing_key_index_set")
-                if index_set is None:
-                    attributes["_routing_key_index_set"] = index_set = plan.index_set
-                if routing[i] if index_set is plan.index_set else prepared.is_routing_key_index(i):
+                # the driver's is_routing_key_index: the set it keeps, made at the first unset value (looked
+                # up again only after Python code ran)
+                if own_set < 0:
+                    index_set = attributes.get("_routing_key_index_set")
+                    if index_set is None:
+                        attributes["_routing_key_index_set"] = index_set = plan.index_set
+                    own_set = index_set is plan.index_set
+                if routing[i] if own_set else prepared.is_routing_key_index(i):
                     raise spec.unset_in_routing_key_error(names[i])
             data = value
         else:
             data = _serialize_fast(kinds[i], value)
             if data is None:
                 data = spec.serialize_column(types[i], names[i], value, protocol_version)
-        serialized.append(data)
+                own_set = -1
+            elif kinds[i] == UUID:
+                own_set = -1  # (a UUID's bytes are a Python property)
+        serialized[i] = data
     bound.raw_values = values
     bound.values = serialized
-    bound._routing_key = _routing_key(serialized, plan.routing_indexes)
+    bound._routing_key = _routing_key(serialized, plan.routing_indexes, count)
     return bound
