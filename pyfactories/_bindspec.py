@@ -81,9 +81,14 @@ def _driver_timestamp_rounding() -> str | None:
 TIMESTAMP_ROUNDING = _driver_timestamp_rounding()
 
 
+#: The same, by the classes' identities (the driver's classes live as long as it does).
+_KIND_OF_TYPE_ID = {id(col_type): kind for col_type, kind in _KIND_OF_TYPE.items()}
+
+
 def kind_of(col_type: type) -> int:
-    """The kind of a column's type class: only the driver's own classes (never a subclass) are served here."""
-    kind = _KIND_OF_TYPE.get(col_type, DELEGATE)
+    """The kind of a column's type class: only the driver's own classes (never a subclass, nor a class whose
+    metaclass says it equals one of them, nor anything unhashable) are served here, found by identity."""
+    kind = _KIND_OF_TYPE_ID.get(id(col_type), DELEGATE)
     return DELEGATE if kind == TIMESTAMP and TIMESTAMP_ROUNDING is None else kind
 
 

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyfactories import _binding, _bindspec
-from tests.bind_values import TYPES, anything, prepared
+from tests.bind_values import TYPES, anything, prepared, type_class
 from tests.fuzz.conftest import fuzz
 
 CQLS = [cql for cql in TYPES if cql != "counter"]
@@ -289,6 +289,20 @@ def test_requests_bind_with_routing_indexes_of_any_kind(cqls, indexes, kind, dat
     assert found["twin"] == found["driver"], (indexes, kind)
 
 
+class EqualsEveryType(type(Int32Type)):
+    """A metaclass whose classes say they equal (and hash as) the driver's Int32Type."""
+
+    def __eq__(cls, other):
+        return True
+
+    def __hash__(cls):
+        return hash(Int32Type)
+
+
+def _liar_of(col_type):
+    return EqualsEveryType("Liar" + col_type.__name__, (col_type,), {})
+
+
 class LyingMeta(list):
     """Column metadata that says it has one column."""
 
@@ -296,9 +310,13 @@ class LyingMeta(list):
         return 1
 
 
+LIARS = {type_class(cql): _liar_of(type_class(cql)) for cql in ("int", "text", "blob", "bigint", "double")}
+
+
 @fuzz
-@given(cqls=st.lists(st.sampled_from(["int", "text", "blob"]), min_size=1, max_size=4),
-       meta=st.sampled_from(["lying list", "tuple", "generator-made list", "subclassed column", "none"]),
+@given(cqls=st.lists(st.sampled_from(["int", "text", "blob", "bigint", "double"]), min_size=1, max_size=4),
+       meta=st.sampled_from(["lying list", "tuple", "generator-made list", "subclassed column", "none",
+                             "types equal to int"]),
        data=st.data())
 def test_requests_bind_with_column_metadata_of_any_kind(cqls, meta, data):
     container, row = data.draw(values_for(cqls))
@@ -310,7 +328,8 @@ def test_requests_bind_with_column_metadata_of_any_kind(cqls, meta, data):
         statement.column_metadata = {
             "lying list": lambda: LyingMeta(columns), "tuple": lambda: tuple(columns),
             "generator-made list": lambda: list(c for c in columns),
-            "subclassed column": lambda: [Column(*c) for c in columns], "none": lambda: None}[meta]()
+            "subclassed column": lambda: [Column(*c) for c in columns], "none": lambda: None,
+            "types equal to int": lambda: [c._replace(type=LIARS[c.type]) for c in columns]}[meta]()
         found[name] = outcome(bind, statement, _container(container, row, cqls))
     assert found["compiled"] == found["driver"], meta
     assert found["twin"] == found["driver"], meta
