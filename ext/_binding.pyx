@@ -104,7 +104,8 @@ cdef inline bint _same_items(object live, tuple copy):
 cdef inline BindPlan _plan_of(prepared, dict attributes):
     """``_bindspec.plan_of``: the statement's plan, made again when what it was made for changed."""
     found = attributes.get(_PLAN)
-    cdef BindPlan plan = found if type(found) is BindPlan else None
+    # a plan made by __new__ alone (its fields None) is no plan
+    cdef BindPlan plan = found if type(found) is BindPlan and (<BindPlan>found).made else None
     meta = prepared.column_metadata
     indexes = prepared.routing_key_indexes
     protocol_version = prepared.protocol_version
