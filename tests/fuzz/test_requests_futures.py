@@ -338,3 +338,93 @@ def test_requests_timestamps_as_the_drivers(last, own):
             assert repr(ours) == repr(driver)
             continue
         assert ours == driver, (last, own)
+
+
+# Returning a connection to its pool ---------------------------------------------------------------
+
+
+class Connection:
+    """What ``HostConnection.return_connection`` reads of a connection."""
+
+    def __init__(self, in_flight, orphaned, defunct, closed, signaled):
+        self.lock = threading.Lock()
+        self.in_flight, self.orphaned_request_ids = in_flight, set(range(orphaned))
+        self.is_defunct, self.is_closed, self.signaled_error = defunct, closed, signaled
+        self.last_error, self.closed_by_pool = None, 0
+
+    def close(self):
+        self.closed_by_pool += 1
+
+
+class Session:
+    def __init__(self):
+        self.submitted = []
+        self.cluster = self
+
+    def signal_connection_failure(self, host, error, is_host_addition):
+        return False
+
+    def submit(self, fn, *args):
+        self.submitted.append(fn.__name__)
+
+
+class OddCondition:
+    """Not the driver's Condition (a stand-in Python put there): the pool's own method is called."""
+
+    def __init__(self):
+        self.notified = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def notify(self):
+        self.notified += 1
+
+
+connections = st.fixed_dictionaries({
+    "in_flight": st.one_of(st.integers(-2, 3), st.sampled_from([2**70, 1.5, float("nan")])),
+    "orphaned": st.integers(0, 3),
+    "defunct": st.booleans(), "closed": st.booleans(), "signaled": st.booleans(),
+    "trash": st.sampled_from(["set with it", "empty set", "list with it", "tuple"]),
+    "condition": st.sampled_from(["driver's", "odd"]),
+    "waiter": st.booleans(),
+    "shutdown_on_error": st.booleans(),
+})
+
+
+def _returned(return_connection, case):
+    from cassandra.pool import HostConnection
+
+    pool = HostConnection.__new__(HostConnection)
+    connection = Connection(case["in_flight"], case["orphaned"], case["defunct"], case["closed"], case["signaled"])
+    pool.host, pool._session, pool._lock, pool._connection = "host", Session(), threading.Lock(), connection
+    pool._is_replacing, pool.shutdown_on_error, pool.is_shutdown = False, case["shutdown_on_error"], False
+    pool.shutdown = lambda: pool._session.submitted.append("shutdown")
+    pool._trash = {"set with it": {connection}, "empty set": set(), "list with it": [connection], "tuple": ()}[
+        case["trash"]]
+    condition = threading.Condition() if case["condition"] == "driver's" else OddCondition()
+    if case["waiter"] and case["condition"] == "driver's":
+        waiter = threading.Lock()
+        waiter.acquire()
+        condition._waiters.append(waiter)  # a waiting thread's lock, released by the notify
+    pool._stream_available_condition = condition
+    try:
+        return_connection(pool, connection)
+        error = None
+    except Exception as exc:
+        error = type(exc)
+    return (error, repr(connection.in_flight), connection.closed_by_pool, connection.signaled_error,
+            [item is connection for item in pool._trash], pool._session.submitted,
+            pool._connection is connection, len(getattr(condition, "_waiters", ())),
+            getattr(condition, "notified", None))
+
+
+@fuzz
+@given(case=connections)
+def test_requests_return_connection_as_the_pools(case):
+    driver = _returned(lambda pool, connection: pool.return_connection(connection), case)
+    for module in MODULES.values():
+        assert _returned(module.return_connection, case) == driver, case
