@@ -12,9 +12,10 @@ from cpython.datetime cimport (datetime_day, datetime_hour, datetime_microsecond
                                datetime_month, datetime_second, datetime_tzinfo, datetime_year, import_datetime)
 from cpython.exc cimport PyErr_Clear
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.ref cimport Py_INCREF
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsSsize_t
 from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.string cimport memcpy
 
@@ -26,6 +27,8 @@ from cassandra.query import UNSET_VALUE, BoundStatement
 from pyfactories import _bindspec as spec
 
 cdef extern from "Python.h":
+    PyTypeObject PyList_Type
+    PyTypeObject PyTuple_Type
     int PyFloat_Pack8(double x, char *p, int le)
     int PyFloat_Pack4(double x, char *p, int le)
     bint PyUnicode_IS_ASCII(object o)
@@ -37,6 +40,7 @@ cdef object _BOUND = BoundStatement
 cdef object _NEW_BOUND = BoundStatement.__new__
 cdef object _DATETIME = _datetime.datetime
 cdef object _UUID = _uuid.UUID
+cdef object _UUID_LIMIT = 1 << 128
 cdef str _PLAN = spec.PLAN_ATTRIBUTE + "_compiled"  # the specification's plans are its own
 cdef tuple _SERIAL = spec.SERIAL
 cdef bint _INTEGER_MILLIS = spec.TIMESTAMP_ROUNDING == "integer"
@@ -48,32 +52,69 @@ assert (DELEGATE, INT32, INT64, INT16, INT8, BOOLEAN, DOUBLE, FLOAT, UTF8, ASCII
 
 
 cdef class BindPlan:
-    """What ``bind`` needs of a prepared statement (``_bindspec.plan_fields``), and what it was made for."""
+    """What ``bind`` needs of a prepared statement (``_bindspec.plan_fields``), and what it was made for.
+
+    Made once: its fields are what ``bind`` reads in C, so they never change under a bind."""
     cdef readonly object meta, routing_key_indexes, protocol_version, encryption
     cdef readonly bint covered, sets_table
     cdef readonly bytes kinds
-    cdef readonly tuple types, names, routing_indexes
+    cdef readonly tuple types, names, routing_indexes, columns
     cdef readonly bytes routing_flags
-    cdef Py_ssize_t count
+    cdef readonly frozenset index_set
+    cdef bint made
 
-    def __init__(self, prepared):
-        (self.meta, self.routing_key_indexes, self.protocol_version, self.encryption) = spec.plan_key(prepared)
-        covered, sets_table, kinds, self.types, self.names, flags, self.routing_indexes = spec.plan_fields(prepared)
-        self.covered, self.sets_table = covered, sets_table
+    def __init__(self, prepared, key=None):
+        if self.made:
+            raise TypeError("a BindPlan is made once")
+        self.made = True
+        if key is None:
+            key = spec.plan_key(prepared)
+        (self.meta, self.routing_key_indexes, self.protocol_version, self.encryption) = key
+        covered, sets_table, kinds, types, names, flags, indexes, columns = spec.plan_fields(prepared, key)
+        cdef Py_ssize_t count = len(columns)
+        if not (len(kinds) == len(types) == len(names) == len(flags) == count):
+            raise ValueError("a bind plan's fields are of different lengths")
+        self.types, self.names, self.routing_indexes, self.columns = types, names, indexes, columns
+        self.index_set = frozenset(indexes)
         self.kinds = bytes(kinds)
         self.routing_flags = bytes(flags)
-        self.count = len(kinds)
+        self.covered, self.sets_table = covered, sets_table
 
 
-cdef inline BindPlan _plan_of(prepared):
-    cdef dict attributes = prepared.__dict__
+cdef inline bint _same_items(object live, tuple copy):
+    """``live`` is a list or tuple of the very objects of ``copy`` (``_bindspec._same_items``)."""
+    cdef Py_ssize_t i, count = PyTuple_GET_SIZE(copy)
+    if type(live) is list:
+        if PyList_GET_SIZE(live) != count:
+            return False
+        for i in range(count):
+            if PyList_GET_ITEM(live, i) != PyTuple_GET_ITEM(copy, i):
+                return False
+        return True
+    if type(live) is tuple:
+        if PyTuple_GET_SIZE(live) != count:
+            return False
+        for i in range(count):
+            if PyTuple_GET_ITEM(live, i) != PyTuple_GET_ITEM(copy, i):
+                return False
+        return True
+    return False
+
+
+cdef inline BindPlan _plan_of(prepared, dict attributes):
+    """``_bindspec.plan_of``: the statement's plan, made again when what it was made for changed."""
     found = attributes.get(_PLAN)
-    cdef BindPlan plan = found if type(found) is BindPlan else None
-    if (plan is None or plan.meta is not prepared.column_metadata
-            or plan.routing_key_indexes is not prepared.routing_key_indexes
-            or plan.protocol_version is not prepared.protocol_version
-            or plan.encryption is not prepared.column_encryption_policy):
-        plan = BindPlan(prepared)
+    # a plan made by __new__ alone (its fields None) is no plan
+    cdef BindPlan plan = found if type(found) is BindPlan and (<BindPlan>found).made else None
+    meta = prepared.column_metadata
+    indexes = prepared.routing_key_indexes
+    protocol_version = prepared.protocol_version
+    encryption = prepared.column_encryption_policy
+    if (plan is None or plan.meta is not meta or plan.routing_key_indexes is not indexes
+            or plan.protocol_version is not protocol_version or plan.encryption is not encryption
+            or (plan.covered and not (_same_items(meta, plan.columns)
+                                      and (indexes is None or _same_items(indexes, plan.routing_indexes))))):
+        plan = BindPlan(prepared, (meta, indexes, protocol_version, encryption))
         attributes[_PLAN] = plan
     return plan
 
@@ -154,26 +195,33 @@ cdef object _serialize_fast(int kind, object value):
             return _timestamp(value)
     elif kind == UUID:
         if cls is _UUID:
-            return value.bytes
+            number_of = value.int  # a slot Python can set: the driver's serialize refuses what is not a UUID's
+            if type(number_of) is int and 0 <= number_of < _UUID_LIMIT:
+                return value.bytes
     return None
 
 
-cdef object _routing_key(list values, tuple indexes):
-    """``_bindspec.routing_key``."""
-    cdef Py_ssize_t count = len(indexes), total = 0, size, i
-    if count == 1:
-        return values[<Py_ssize_t>indexes[0]]
-    if count == 0:
+cdef object _routing_key(list values, tuple indexes, Py_ssize_t count):
+    """``_bindspec.routing_key``: ``indexes`` are the plan's, ``int`` of its ``count`` columns; ``values`` the
+    bind's own (a serialize reaching it through the garbage collector could have resized it: then the
+    driver's own indexing says). Nothing here runs Python code between measuring and copying the parts."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(indexes), total = 0, size, i, index
+    if n == 0:
         return None
-    for i in range(count):
-        part = values[<Py_ssize_t>indexes[i]]
+    if PyList_GET_SIZE(values) != count:
+        return spec.routing_key(values, indexes)
+    if n == 1:
+        return <object>PyList_GET_ITEM(values, PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, 0)))
+    for i in range(n):
+        index = PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, i))
+        part = <object>PyList_GET_ITEM(values, index)
         if type(part) is not bytes or PyBytes_GET_SIZE(part) > 0xFFFF:
             return None
         total += PyBytes_GET_SIZE(part) + 3
     cdef bytes key = PyBytes_FromStringAndSize(NULL, total)
     cdef unsigned char *out = <unsigned char *>PyBytes_AS_STRING(key)
-    for i in range(count):
-        part = values[<Py_ssize_t>indexes[i]]
+    for i in range(n):  # the same parts: nothing ran since they were measured
+        part = <object>PyList_GET_ITEM(values, PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(indexes, i)))
         size = PyBytes_GET_SIZE(part)
         out[0] = (size >> 8) & 0xFF
         out[1] = size & 0xFF
@@ -181,9 +229,6 @@ cdef object _routing_key(list values, tuple indexes):
         out[size + 2] = 0
         out += size + 3
     return key
-
-
-cdef object _positional = spec.positional  # lists and tuples themselves never get there
 
 
 cdef object _new_bound(prepared, meta, bint sets_table):
@@ -206,38 +251,89 @@ cdef object _new_bound(prepared, meta, bint sets_table):
     return bound
 
 
+cdef extern from *:
+    """
+    /* A list or tuple (base), or a subclass whose len, iteration and indexing are base's own slots. */
+    static int pyfactories_sequence_like(PyObject *values, PyTypeObject *base) {
+        PyTypeObject *cls = Py_TYPE(values);
+        if (cls == base) return 1;
+        if (!PyType_IsSubtype(cls, base)) return 0;
+        return cls->tp_iter == base->tp_iter && cls->tp_as_sequence != NULL && cls->tp_as_mapping != NULL
+            && cls->tp_as_sequence->sq_length == base->tp_as_sequence->sq_length
+            && cls->tp_as_mapping->mp_subscript == base->tp_as_mapping->mp_subscript;
+    }
+    """
+    bint _sequence_like "pyfactories_sequence_like"(object values, PyTypeObject *base)
+
+
+cdef inline bint _list_like(object values):
+    """A list, or a subclass whose ``len``, iteration and indexing are the list's: read as a list."""
+    return _sequence_like(values, &PyList_Type)
+
+
+cdef inline bint _tuple_like(object values):
+    """A tuple, or a subclass (a namedtuple) whose ``len``, iteration and indexing are the tuple's."""
+    return _sequence_like(values, &PyTuple_Type)
+
+
 def bind(prepared, values):
     """``prepared.bind(values)`` as the driver does it (``pyfactories._bindspec.bind``)."""
-    cdef BindPlan plan = _plan_of(prepared)
-    cdef Py_ssize_t i, given, count = plan.count
-    cdef const unsigned char *kinds = plan.kinds
-    cdef const unsigned char *routing = plan.routing_flags
-    meta = prepared.column_metadata
+    cdef dict attributes = prepared.__dict__
+    cdef BindPlan plan = _plan_of(prepared, attributes)
+    # the plan's fields, held here: nothing a value's serialize does can free what C reads
+    cdef bytes kinds_held = plan.kinds, routing_held = plan.routing_flags
+    cdef tuple types = plan.types, names = plan.names
+    cdef Py_ssize_t i, given, count = PyBytes_GET_SIZE(kinds_held)
+    cdef const unsigned char *kinds = <const unsigned char *>PyBytes_AS_STRING(kinds_held)
+    cdef const unsigned char *routing = <const unsigned char *>PyBytes_AS_STRING(routing_held)
+    cdef bint is_list
+    cdef int own_set = -1  # the statement's routing index set is the plan's: unknown (-1), no, yes
+    protocol_version = plan.protocol_version
     if values is None:
         values = ()
-    bound = _new_bound(prepared, meta, plan.sets_table) if plan.covered else None
-    cls = type(values)
-    if bound is None or not (cls is list or cls is tuple or cls is dict or _positional(values)):
+    bound = _new_bound(prepared, plan.columns, plan.sets_table) if plan.covered else None
+    if bound is None:
         return _BOUND(prepared).bind(values)
-    if cls is dict:
-        values = [(<dict>values).get(name, _UNSET) for name in plan.names]
-    given = len(values)
+    if type(values) is dict:
+        values = [(<dict>values).get(name, _UNSET) for name in names]
+        is_list = True
+    elif _list_like(values):
+        is_list = True
+    elif _tuple_like(values):
+        is_list = False
+    else:
+        return _BOUND(prepared).bind(values)
+    given = PyList_GET_SIZE(values) if is_list else PyTuple_GET_SIZE(values)
     if given > count:
         raise spec.too_many(given, count)
-    cdef list serialized = PyList_New(count)
+    cdef list serialized = [None] * count  # filled in place (never a NULL slot: the collector can see it)
     for i in range(count):
-        value = values[i] if i < given else _UNSET
+        # the list as it is now (a serialize may have changed it), as the driver's zip reads it
+        if is_list:
+            value = <object>PyList_GET_ITEM(values, i) if i < PyList_GET_SIZE(values) else _UNSET
+        else:
+            value = <object>PyTuple_GET_ITEM(values, i) if i < given else _UNSET
         if value is None or value is _UNSET:
-            if value is _UNSET and routing[i]:
-                raise spec.unset_in_routing_key(plan.names[i])
+            if value is _UNSET:
+                # the driver's is_routing_key_index: the set it keeps, made at the first unset value (looked
+                # up again only after Python code ran)
+                if own_set < 0:
+                    index_set = attributes.get("_routing_key_index_set")
+                    if index_set is None:
+                        attributes["_routing_key_index_set"] = index_set = plan.index_set
+                    own_set = index_set is plan.index_set
+                if routing[i] if own_set else prepared.is_routing_key_index(i):
+                    raise spec.unset_in_routing_key_error(names[i])
             data = value
         else:
             data = _serialize_fast(kinds[i], value)
             if data is None:
-                data = spec.serialize_column(plan.types[i], plan.names[i], value, plan.protocol_version)
-        Py_INCREF(data)
-        PyList_SET_ITEM(serialized, i, data)
+                data = spec.serialize_column(types[i], names[i], value, protocol_version)
+                own_set = -1
+            elif kinds[i] == UUID:
+                own_set = -1  # (a UUID's bytes are a Python property)
+        serialized[i] = data
     bound.raw_values = values
     bound.values = serialized
-    bound._routing_key = _routing_key(serialized, plan.routing_indexes)
+    bound._routing_key = _routing_key(serialized, plan.routing_indexes, count)
     return bound

@@ -84,7 +84,26 @@ cdef class Once:
         return self._flag
 
 
+cdef inline tuple _snapshot(object listeners):
+    """``_futurespec.snapshot``: each listener's function and arguments as they are now (the driver's
+    ``partial`` per listener), taken in the future's lock."""
+    if listeners is None:
+        return ()
+    cdef list found = []
+    for fn, args, kwargs in listeners:
+        if not callable(fn):
+            raise TypeError("the first argument must be callable")
+        if type(args) is not tuple:
+            args = tuple(args)
+        # a copy (None for none): an earlier callback cannot change a later one's
+        kwargs = dict(kwargs) if type(kwargs) is not dict or kwargs else None
+        found.append((fn, args, kwargs))
+    return tuple(found)
+
+
 cdef inline void _finish(future, response, bint result) except *:
+    cdef tuple to_call, item
+    cdef dict kwargs
     timer = future._timer
     if timer:
         timer.cancel()
@@ -94,17 +113,17 @@ cdef inline void _finish(future, response, bint result) except *:
     with future._callback_lock:
         if result:
             future._final_result = response
-            listeners = future._callbacks
+            to_call = _snapshot(future._callbacks)
         else:
             future._final_exception = response
-            listeners = future._errbacks
-        to_call = tuple(listeners) if listeners else ()
+            to_call = _snapshot(future._errbacks)
     future._event.set()
-    for fn, args, kwargs in to_call:
-        if kwargs:
-            fn(response, *args, **kwargs)
+    for item in to_call:
+        kwargs = <dict>item[2]
+        if kwargs is None:
+            item[0](response, *<tuple>item[1])
         else:
-            fn(response, *args)
+            item[0](response, *<tuple>item[1], **kwargs)
 
 
 def set_final_result(future, response):
@@ -224,7 +243,8 @@ def set_result(future, host, connection, pool, response):
         _driver_set_result(future, host, connection, pool, response)
         return
     kind = response.kind
-    if ((kind != RESULT_KIND_ROWS and kind != RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+    if (type(kind) is not int or (kind != RESULT_KIND_ROWS and kind != RESULT_KIND_VOID)
+            or getattr(response, "trace_id", None)
             or getattr(future.message, "continuous_paging_options", None)):
         _driver_set_result(future, host, connection, pool, response)
         return
@@ -269,7 +289,7 @@ include "_plans.pxi"
 
 
 cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                  load_balancer, double start_time, speculative_execution_plan, host):
+                  load_balancer, start_time, speculative_execution_plan, host):
     future.session = session
     future.row_factory = row_factory or session.row_factory
     future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
@@ -298,7 +318,7 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
 
 
 def init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                load_balancer, double start_time, speculative_execution_plan, host):
+                load_balancer, start_time, speculative_execution_plan, host):
     """``pyfactories._futurespec.init_future``."""
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
                  load_balancer, start_time, speculative_execution_plan, host)
@@ -310,7 +330,9 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     cdef int protocol_version
     cdef double start_time
     cluster = session.cluster
-    if custom_payload or cluster._config_mode == _LEGACY:
+    version = session._protocol_version  # read in C as an int: anything else is the driver's to compare
+    if (custom_payload or cluster._config_mode == _LEGACY or type(version) is not int
+            or not 0 <= <object>version <= 0xFF):
         return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     if isinstance(query, str):
         query = SimpleStatement(query)
@@ -332,7 +354,7 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     if serial_cl is None:
         serial_cl = profile.serial_consistency_level
     retry_policy = query.retry_policy or profile.retry_policy
-    protocol_version = session._protocol_version
+    protocol_version = version
     fetch_size = query.fetch_size
     if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
         fetch_size = session.default_fetch_size

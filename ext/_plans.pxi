@@ -16,14 +16,18 @@ def distance(child, host):
 cdef enum:
     NOT_STARTED, REPLICAS, CHILD_SKIPPING_REPLICAS, CHILD, DONE
 
+cdef object _END = object()  # the plan's end (None is a host a plan can yield)
+
 
 cdef class TokenAwarePlan:
     """``pyfactories._futurespec.token_aware_plan``: an iterator in the generator's steps (nothing runs
-    before the first ``next``; the child's plan starts once the replicas are used up)."""
+    before the first ``next``; the child's plan starts once the replicas are used up). As a generator:
+    the replicas are iterated (whatever ``get_replicas`` returns, as the driver's ``for`` takes it), a
+    ``next`` from inside a step is refused, and an error ends the plan."""
 
-    cdef object policy, working_keyspace, query, keyspace, child, replicas, child_plan
-    cdef Py_ssize_t position
+    cdef object policy, working_keyspace, query, keyspace, child, replicas, replica_iter, child_plan
     cdef int state
+    cdef bint running
 
     def __cinit__(self, policy, working_keyspace, query):
         self.policy, self.working_keyspace, self.query = policy, working_keyspace, query
@@ -34,7 +38,6 @@ cdef class TokenAwarePlan:
 
     cdef _start(self):
         query, policy = self.query, self.policy
-        self.state = DONE  # an error here ends the plan, as it ends a generator
         self.keyspace = query.keyspace if query and query.keyspace else self.working_keyspace
         self.child = policy._child_policy
         routing_key = None if query is None else query.routing_key
@@ -46,31 +49,52 @@ cdef class TokenAwarePlan:
         if policy.shuffle_replicas:
             shuffle(replicas)
         self.replicas = replicas
+        self.replica_iter = iter(replicas)
         self.state = REPLICAS
 
-    def __next__(self):
+    cdef object _step(self):
         if self.state == NOT_STARTED:
             self._start()
         if self.state == REPLICAS:
-            replicas = self.replicas
-            while self.position < len(replicas):
-                replica = replicas[self.position]
-                self.position += 1
+            for replica in self.replica_iter:
                 if replica.is_up and _distance(self.child, replica) == _LOCAL:
                     return replica
-            self.state = DONE
+            self.replica_iter = None
             self.child_plan = iter(self.child.make_query_plan(self.keyspace, self.query))
             self.state = CHILD_SKIPPING_REPLICAS
         if self.state == CHILD_SKIPPING_REPLICAS:
             for host in self.child_plan:
                 if host not in self.replicas or _distance(self.child, host) == _REMOTE:
                     return host
-            self.state = DONE
         elif self.state == CHILD:
             for host in self.child_plan:
                 return host
-            self.state = DONE
-        raise StopIteration
+        return _END
+
+    def __next__(self):
+        if self.running:
+            raise ValueError("generator already executing")
+        if self.state == DONE:
+            raise StopIteration
+        self.running = True
+        try:
+            host = self._step()
+        except StopIteration as exc:  # as a generator says it (PEP 479)
+            self._end()
+            raise RuntimeError("generator raised StopIteration") from exc
+        except BaseException:
+            self._end()  # an error ends the plan, as it ends a generator
+            raise
+        finally:
+            self.running = False
+        if host is _END:
+            self._end()
+            raise StopIteration
+        return host
+
+    cdef _end(self):
+        self.state = DONE
+        self.replicas = self.replica_iter = self.child_plan = self.child = None
 
 
 cdef inline object _query_plan(load_balancer, working_keyspace, query):
@@ -86,7 +110,7 @@ def query_plan(load_balancer, working_keyspace, query):
 
 cdef object _timestamp(generator):
     cdef object now, last
-    if type(generator) is not MonotonicTimestampGenerator:
+    if type(generator) is not MonotonicTimestampGenerator or "_next_timestamp" in generator.__dict__:
         return generator()
     with generator.lock:
         now, last = int(_now() * 1e6), generator.last

@@ -86,10 +86,25 @@ def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
     with future._callback_lock:
         setattr(future, outcome, response)
         # a copy, taken in the lock: a callback added from now on runs on the spot instead
-        to_call = tuple(getattr(future, listeners) or ())
+        to_call = snapshot(getattr(future, listeners))
     future._event.set()
     for fn, args, kwargs in to_call:
         fn(response, *args, **kwargs)
+
+
+def snapshot(listeners: Any) -> tuple:
+    """Each listener's function and arguments as they are now, what the driver's ``partial`` per listener
+    keeps (its errors too: a function that cannot be called, keyword arguments that are neither a mapping
+    nor pairs), all before any runs, so a callback that changes a later one's arguments (they are
+    reachable) changes nothing of this call."""
+    if listeners is None:
+        return ()
+    found = []
+    for fn, args, kwargs in listeners:
+        if not callable(fn):
+            raise TypeError("the first argument must be callable")
+        found.append((fn, tuple(args), dict(kwargs)))  # as the driver takes them: a mapping or pairs
+    return tuple(found)
 
 
 def _append(future: Any, name: str, item: tuple) -> None:
@@ -195,7 +210,7 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
     """``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
     answer goes to the driver's method."""
     kind = response.kind if isinstance(response, ResultMessage) else None
-    if (kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+    if (type(kind) is not int or kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID) or getattr(response, "trace_id", None)
             or getattr(future.message, "continuous_paging_options", None)):
         ResponseFuture._set_result(future, host, connection, pool, response)
         return
@@ -271,8 +286,8 @@ def query_plan(load_balancer: Any, working_keyspace: Any, query: Any) -> Iterato
 
 def timestamp(generator: Any) -> int:
     """``generator()``: for the driver's ``MonotonicTimestampGenerator``, what its ``__call__`` does."""
-    if type(generator) is not MonotonicTimestampGenerator:
-        return generator()
+    if type(generator) is not MonotonicTimestampGenerator or "_next_timestamp" in vars(generator):
+        return generator()  # (an instance's own ``_next_timestamp`` is what the driver's ``__call__`` calls)
     with generator.lock:
         now, last = int(time.time() * 1e6), generator.last
         if now > last:
@@ -322,7 +337,9 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
                   paging_state: Any = None, host: Any = None) -> Any:
     """``session._create_response_future(...)``: the request's future, not sent yet. A request this
     module does not build (see the module's docstring) is given to ``driver``, the method it replaces."""
-    if custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY:
+    version = session._protocol_version  # an int of a protocol, or the driver's to compare
+    if (custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY or type(version) is not int
+            or not 0 <= version <= 0xFF):
         return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     if isinstance(query, str):
         query = SimpleStatement(query)
@@ -342,7 +359,7 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     serial_cl = (query.serial_consistency_level if query.serial_consistency_level is not None
                  else profile.serial_consistency_level)
     retry_policy = query.retry_policy or profile.retry_policy
-    protocol_version = session._protocol_version
+    protocol_version = version
     fetch_size = query.fetch_size
     if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
         fetch_size = session.default_fetch_size
