@@ -64,6 +64,8 @@ cdef extern from "Python.h":
     Py_ssize_t PyTuple_GET_SIZE(object o)
 
 
+@cython.final
+@cython.auto_pickle(False)
 cdef class _CompiledPlan:
     """A plan of ``pyfactories._classrows`` with its positions in a C array, and the direct fill if any."""
 
@@ -180,6 +182,7 @@ cdef list _slot_offsets(cls, kwnames):
 
 
 @cython.final  # no subclass: its rows read the plans this class builds, never ones a subclass returns
+@cython.auto_pickle(False)
 cdef class TypedRowFactory:
     """A row factory building typed rows; made by ``class_row``, ``kwargs_row`` or ``args_row``."""
 

@@ -128,6 +128,7 @@ cdef inline bint _same_columns(tuple key, object colnames):
 cdef tuple _NO_LAST = ((object(),), None)
 
 
+@cython.auto_pickle(False)  # its entries and the last lookup are private: no state to set from outside
 cdef class ColumnSetCache:
     """A bounded LRU cache from column lists to what is built from them.
 
