@@ -13,6 +13,7 @@ same error messages; the tests run every case against both.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar
@@ -141,9 +142,13 @@ class ColumnSetCache(Generic[V]):
 
 
 def _check_maxsize(maxsize: Any) -> int:
-    if not isinstance(maxsize, int) or isinstance(maxsize, bool) or maxsize < 1:
+    # An exact int: an int subclass's comparisons could say it is positive when it is not.
+    if type(maxsize) is bool or not issubclass(type(maxsize), int):
         raise ValueError(f"cache size must be a positive int, got {maxsize!r}")
-    return maxsize
+    size = operator.index(maxsize)  # the int's own value, whatever its class says
+    if size < 1:
+        raise ValueError(f"cache size must be a positive int, got {size!r}")
+    return size
 
 
 def _dict_keys(key: tuple[str, ...]) -> tuple[str, ...]:
