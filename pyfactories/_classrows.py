@@ -73,9 +73,10 @@ class Plan(NamedTuple):
 
 
 def check_extra(extra: Any) -> str:
-    if not isinstance(extra, str) or extra not in EXTRA_CHOICES:
+    # Compared and returned as a plain str: a subclass's __eq__/__hash__ could match either choice.
+    if not issubclass(type(extra), str) or str.__str__(extra) not in EXTRA_CHOICES:
         raise ValueError(f"extra must be 'error' or 'ignore', not {extra!r}")
-    return extra
+    return EXTRA_CHOICES[EXTRA_CHOICES.index(str.__str__(extra))]
 
 
 def check_callable(func: Any, what: str) -> None:
