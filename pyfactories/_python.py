@@ -80,7 +80,7 @@ def row_values(row: Any, i: int, ncols: int) -> list | tuple:
         return row
     if not _is_list_or_tuple(row):
         raise TypeError(f"row {i} must be a tuple or list, not {type(row).__name__}")
-    values = []
+    values: list[Any] = []
     for value in row:
         if len(values) == ncols:
             raise ValueError(f"row {i} has more than {ncols} values but there are {ncols} columns")
