@@ -11,7 +11,10 @@ allocation each, by copying references out of the decoded value tuples
 copies of a template with the values stored into them).
 
 Input is checked as in the pure-Python twin (same exceptions, same messages):
-nothing the caller passes can make this module read out of bounds.
+nothing the caller passes can make this module read out of bounds. An exact
+list or tuple (the rows, a row, the column names) is read in C; a subclass is
+read through its own iteration, as the driver reads it, and copied before it
+is sized, so a ``__len__``/``__getitem__`` that lies changes nothing.
 """
 
 cimport cython
