@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pyfactories import _classrows, _speedups
 from tests.fuzz.conftest import fuzz
-from tests.fuzz.test_rows_factories import build, recipes
+from tests.fuzz.test_rows_factories import _cache_size_restored, build, recipes  # noqa: F401 - a fixture
 from tests.strategies import values
 
 IMPLS = (_speedups, _classrows)
@@ -143,6 +143,25 @@ def constructors(kind, hook):
             def __post_init__(self):
                 hook()
         return PostInit
+    if kind == "setattr":
+        @dataclasses.dataclass
+        class SetAttr:
+            a: object
+            b: object
+
+            def __setattr__(self, name, value):
+                hook()
+                object.__setattr__(self, name, value)
+        return SetAttr
+    if kind == "slots_post_init":
+        @dataclasses.dataclass(slots=True)
+        class SlotsPostInit:
+            a: object
+            b: object
+
+            def __post_init__(self):
+                hook()
+        return SlotsPostInit
     if kind == "init":
         class Init:
             def __init__(self, a, b):
@@ -169,6 +188,7 @@ def constructors(kind, hook):
 
 
 FACTORY_OF = {"args": "args_row", "kwargs": "kwargs_row", "post_init": "class_row", "init": "class_row",
+              "setattr": "class_row", "slots_post_init": "class_row",
               "metaclass_call": "class_row", "new_other_type": "class_row"}
 
 
