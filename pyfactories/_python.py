@@ -164,9 +164,10 @@ _key_sets: ColumnSetCache[tuple[str, ...]] = ColumnSetCache(_dict_keys)
 def cached_named_tuple_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[tuple]:
     """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
     key = column_key(colnames)
-    make = _row_classes.get(key)._make
+    cls = _row_classes.get(key)
     rows = rows_of(rows)
-    return [make(row_values(rows[i], i, len(key))) for i in range(len(rows))]
+    # tuple.__new__, as the compiled rows are filled: not the class's _make or __new__, which code may replace
+    return [tuple.__new__(cls, row_values(rows[i], i, len(key))) for i in range(len(rows))]
 
 
 def dict_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
