@@ -25,6 +25,8 @@ from typed_rows cimport (
     pf_type_version,
 )
 
+from types import FunctionType
+
 from pyfactories._classrows import (
     ColumnMismatch,
     FactoryRegistry,
@@ -47,14 +49,23 @@ class _PythonInit:
         pass
 
 
+# Held here, out of reach of Python code (the module attribute may be rebound).
+cdef object _PYTHON_INIT_PROBE = _PythonInit
+cdef tuple _KINDS = ("class", "kwargs", "args")
+
+
 cdef extern from "Python.h":
     object PyObject_Vectorcall(object callable, PyObject **args, size_t nargsf, PyObject *kwnames)
     size_t PY_VECTORCALL_ARGUMENTS_OFFSET
     PyObject *PyFunction_GET_CODE(PyObject *func)
     PyObject **PySequence_Fast_ITEMS(object seq)
+    tuple PyList_AsTuple(object lst)
     bint PyType_Check(object o)
+    Py_ssize_t PyTuple_GET_SIZE(object o)
 
 
+@cython.final
+@cython.auto_pickle(False)
 cdef class _CompiledPlan:
     """A plan of ``pyfactories._classrows`` with its positions in a C array, and the direct fill if any."""
 
@@ -71,16 +82,33 @@ cdef class _CompiledPlan:
     cdef object init, code
 
     def __cinit__(self, plan):
-        cdef Py_ssize_t k
+        # The rows index C arrays with what is read here: each part is read from the plan's own storage
+        # and checked (exact types, positions within a row, one distinct str name per value).
+        cdef Py_ssize_t k, position
+        if not PyTuple_Check(plan) or PyTuple_GET_SIZE(plan) != 3:
+            raise TypeError(f"a plan must be a pyfactories._classrows.Plan, not {type(plan).__name__}")
+        ncols, positions, kwnames = tuple.__getitem__(plan, 0), tuple.__getitem__(plan, 1), tuple.__getitem__(plan, 2)
+        if type(ncols) is not int or type(positions) is not tuple or not (kwnames is None or type(kwnames) is tuple):
+            raise TypeError("a plan holds an int, a tuple of positions and a tuple of names (or None)")
+        if ncols < 0:
+            raise ValueError(f"a plan for {ncols} columns")
+        if kwnames is not None and (len(kwnames) != len(positions) or len(set(kwnames)) != len(kwnames)
+                                    or any(type(name) is not str for name in kwnames)):
+            raise ValueError("a plan's keyword names must be distinct str, one for each position")
         self.plan = plan
-        self.ncols = plan.ncols
-        self.kwnames = plan.kwnames
-        self.nargs = len(plan.positions)
+        self.ncols = ncols
+        self.kwnames = kwnames
+        self.nargs = len(positions)
         self.positions = <Py_ssize_t *>PyMem_Malloc((self.nargs + 1) * sizeof(Py_ssize_t))
         if self.positions == NULL:
             raise MemoryError()
         for k in range(self.nargs):
-            self.positions[k] = plan.positions[k]
+            if type(positions[k]) is not int:
+                raise TypeError("a plan's positions must be int")
+            position = positions[k]
+            if not 0 <= position < self.ncols:
+                raise ValueError(f"position {position} is not within a row of {self.ncols} values")
+            self.positions[k] = position
 
     def __dealloc__(self):
         PyMem_Free(self.positions)
@@ -89,12 +117,19 @@ cdef class _CompiledPlan:
     cdef int prepare_direct_fill(self, cls) except -1:
         """Enable the direct fill when the class allows it (checked in Python, offsets read in C)."""
         cdef Py_ssize_t k
-        offsets = _slot_offsets(cls, self.plan)
-        if offsets is None:
+        if not PyType_Check(cls):
             return 0
-        init = cls.__dict__["__init__"]
-        version = pf_type_version(cls)  # the lookups above gave the class a version tag if it can have one
+        getattr(cls, "__init__", None)  # a lookup through the class gives it a version tag if it can have one
+        # Read before the checks, compared after them: the checks read the class (a field's name, a
+        # slot's name) and may run Python code that changes it; then the constructor.
+        version = pf_type_version(cls)
         if version == 0:
+            return 0
+        offsets = _slot_offsets(cls, self.kwnames)
+        if offsets is None or len(offsets) != self.nargs:
+            return 0
+        init = cls.__dict__.get("__init__")
+        if type(init) is not FunctionType or pf_type_version(cls) != version:
             return 0
         self.offsets = <Py_ssize_t *>PyMem_Malloc((self.nargs + 1) * sizeof(Py_ssize_t))
         if self.offsets == NULL:
@@ -113,27 +148,41 @@ cdef class _CompiledPlan:
             return True
         # The class (or its __init__'s code) changed since the check: check again; if the
         # answer or a slot moved, the constructor from now on.
-        init = cls.__dict__.get("__init__")
-        if (init is self.init and init.__code__ is self.code
-                and _slot_offsets(cls, self.plan) == [self.offsets[k] for k in range(self.nargs)]):
-            self.version = pf_type_version(cls)
-            if self.version != 0:
-                return True
         self.direct = False
-        return False
+        getattr(cls, "__init__", None)
+        version = pf_type_version(cls)
+        init = cls.__dict__.get("__init__")
+        if (version != 0 and init is self.init and init.__code__ is self.code
+                and _slot_offsets(cls, self.kwnames) == [self.offsets[k] for k in range(self.nargs)]
+                and pf_type_version(cls) == version):
+            self.version = version
+            self.direct = True
+        return self.direct
+
+    cdef inline bint direct_fill_current(self, cls):
+        """Per row: still on, the class unchanged and its __init__ running the code checked (pointer compares)."""
+        return (self.direct and pf_type_version(cls) == self.version
+                and <object>PyFunction_GET_CODE(<PyObject *>self.init) is self.code)
 
 
-cdef list _slot_offsets(cls, plan):
-    """The slot offsets of the plan's fields when ``cls`` can be filled directly, else None."""
-    names = direct_fill_fields(cls, plan.kwnames)
+cdef list _slot_offsets(cls, kwnames):
+    """The slot offsets of a plan's fields (``kwnames``) when ``cls`` can be filled directly, else None."""
+    names = direct_fill_fields(cls, kwnames)
+    if type(names) is not tuple:
+        return None
     if names is None or not pf_plain_instances(cls):
         return None
     try:
-        return [pf_slot_offset(cls, cls.__dict__[name]) for name in names]
+        offsets = [pf_slot_offset(cls, cls.__dict__[name]) for name in names]
     except (TypeError, KeyError):  # not member descriptors of cls after all: the constructor
         return None
+    if len(set(offsets)) != len(offsets):  # two fields stored through one slot's descriptor: the constructor
+        return None
+    return offsets
 
 
+@cython.final  # no subclass: its rows read the plans this class builds, never ones a subclass returns
+@cython.auto_pickle(False)
 cdef class TypedRowFactory:
     """A row factory building typed rows; made by ``class_row``, ``kwargs_row`` or ``args_row``."""
 
@@ -147,8 +196,11 @@ cdef class TypedRowFactory:
 
     __pyfactories_factory__ = True
 
-    def __init__(self, kind, target, extra, spec):
-        self.kind = kind
+    def __cinit__(self, kind, target, extra, spec):
+        # Set once, when the factory is made (calling __init__ again cannot swap the target mid-call).
+        if kind not in _KINDS:
+            raise ValueError(f"a typed-row factory is one of {_KINDS}, not {kind!r}")
+        self.kind = _KINDS[_KINDS.index(kind)]
         self._target = target
         self._extra = extra
         self._spec = spec
@@ -174,9 +226,11 @@ cdef class TypedRowFactory:
             return self._init
         getattr(target, "__init__", None)  # a lookup through the class gives it a version tag if it can have one
         version = pf_type_version(target)
-        self._init = python_init(target) if pf_init_call_applies(target, _PythonInit) else None
-        self._init_version = version
-        return self._init
+        init = python_init(target) if pf_init_call_applies(target, _PYTHON_INIT_PROBE) else None
+        if pf_type_version(target) != version:  # the lookup ran code that changed the class: call it
+            init, version = None, 0
+        self._init, self._init_version = init, version
+        return init
 
     @property
     def cls(self):
@@ -198,31 +252,35 @@ cdef class TypedRowFactory:
 
     def __call__(self, colnames, rows):
         cdef _CompiledPlan plan = self._plans.get(colnames)
-        cdef Py_ssize_t i, k, n = _row_count(rows), nargs = plan.nargs
+        if plan is None:
+            raise TypeError("no plan for these columns")
+        rows = _rows_of(rows)
+        cdef Py_ssize_t i, k, ncols = plan.ncols, nargs = plan.nargs, n = PySequence_Fast_GET_SIZE(rows)
         for i in range(n):  # every row is checked before any is built, as in the pure-Python twin
-            _checked_row(rows, i, plan.ncols)
+            _row_values(rows[i], i, ncols)
         target = self._target
         cdef list out = PyList_New(n)
         cdef PyObject **items
+        cdef tuple values
         # args[0] is free for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET), args[1] holds the instance of the
         # init call, the values follow
         cdef PyObject **args = <PyObject **>PyMem_Malloc((nargs + 2) * sizeof(PyObject *))
         if args == NULL:
             raise MemoryError()
-        cdef bint direct = plan.direct and plan.direct_fill_holds(target)
+        plan.direct_fill_holds(target)
         # class and kwargs rows: every value by keyword (no keyword at all: NULL); args rows: positionally
         cdef PyObject *kwnames = <PyObject *>plan.kwnames if plan.kwnames else NULL
         cdef size_t npos = 0 if plan.kwnames is not None else nargs
         init = self._python_init()
         try:
             for i in range(n):
-                # Checked again: a constructor (Python code) may have changed the rows since.
-                # A tuple's items cannot change while the call runs; a list row is copied first.
-                row = _checked_row(rows, i, plan.ncols)
-                if not PyTuple_Check(row):
-                    row = tuple(row)
-                items = PySequence_Fast_ITEMS(row)
-                if direct and pf_type_version(target) == plan.version:
+                # Checked again: a constructor (Python code) may have changed the rows since (rows[i] is
+                # bounds-checked). The values are an exact tuple of ncols items held here while the row is
+                # built: a tuple's items cannot change, a list row is copied, a subclass row was copied.
+                row = _row_values(rows[i], i, ncols)
+                values = row if PyTuple_CheckExact(row) else PyList_AsTuple(row)
+                items = PySequence_Fast_ITEMS(values)
+                if plan.direct_fill_current(target):  # no Python code runs from here to the row's end
                     obj = pf_fill_slots(target, items, plan.positions, plan.offsets, nargs)
                     Py_INCREF(obj)
                     PyList_SET_ITEM(out, i, obj)

@@ -11,8 +11,13 @@ allocation each, by copying references out of the decoded value tuples
 copies of a template with the values stored into them).
 
 Input is checked as in the pure-Python twin (same exceptions, same messages):
-nothing the caller passes can make this module read out of bounds.
+nothing the caller passes can make this module read out of bounds. An exact
+list or tuple (the rows, a row, the column names) is read in C; a subclass is
+read through its own iteration, as the driver reads it, and copied before it
+is sized, so a ``__len__``/``__getitem__`` that lies changes nothing.
 """
+
+cimport cython
 
 from collections import OrderedDict
 
@@ -52,6 +57,7 @@ def _row_free_list_counts():
 cdef extern from "Python.h":
     bint PyList_CheckExact(object)
     bint PyList_Check(object)
+    bint PyTuple_CheckExact(object)
     bint PyTuple_Check(object)
     bint PyUnicode_Check(object)
     bint PyUnicode_CheckExact(object)
@@ -59,20 +65,40 @@ cdef extern from "Python.h":
     Py_ssize_t PySequence_Fast_GET_SIZE(object)
 
 
-cdef inline Py_ssize_t _row_count(object rows) except -1:
+cdef inline object _rows_of(object rows):
+    """``rows`` itself when it is an exact list or tuple, else (a list or tuple subclass) a list of what its
+    own iteration yields: what the driver reads, and nothing a lying ``__len__``/``__getitem__`` says."""
+    if PyList_CheckExact(rows) or PyTuple_CheckExact(rows):
+        return rows
     if not (PyList_Check(rows) or PyTuple_Check(rows)):
         raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
-    return PySequence_Fast_GET_SIZE(rows)
+    return [row for row in rows]
 
 
-cdef inline object _checked_row(object rows, Py_ssize_t i, Py_ssize_t ncols):
-    """Row ``i`` of ``rows`` once it is known to be a list/tuple of ``ncols`` values."""
-    row = rows[i]
+cdef inline object _row_values(object row, Py_ssize_t i, Py_ssize_t ncols):
+    """Row ``i`` as an exact list or tuple of ``ncols`` values: the row itself, or a copy of a subclass."""
+    cdef Py_ssize_t size
+    if PyTuple_CheckExact(row) or PyList_CheckExact(row):
+        size = PySequence_Fast_GET_SIZE(row)
+        if size != ncols:
+            raise ValueError(f"row {i} has {size} values but there are {ncols} columns")
+        return row
     if not (PyTuple_Check(row) or PyList_Check(row)):
         raise TypeError(f"row {i} must be a tuple or list, not {type(row).__name__}")
-    if PySequence_Fast_GET_SIZE(row) != ncols:
-        raise ValueError(f"row {i} has {len(row)} values but there are {ncols} columns")
-    return row
+    return _copied_row(row, i, ncols)
+
+
+cdef tuple _copied_row(object row, Py_ssize_t i, Py_ssize_t ncols):
+    """The values a list or tuple subclass yields when iterated (as ``Row(*row)`` and ``zip`` read it),
+    at most one more than ``ncols`` of them: never what its ``__len__`` or its storage says."""
+    cdef list values = []
+    for value in row:
+        if len(values) == ncols:
+            raise ValueError(f"row {i} has more than {ncols} values but there are {ncols} columns")
+        values.append(value)
+    if len(values) != ncols:
+        raise ValueError(f"row {i} has {len(values)} values but there are {ncols} columns")
+    return tuple(values)
 
 
 cdef tuple _column_key(object colnames):
@@ -105,12 +131,15 @@ cdef inline bint _same_columns(tuple key, object colnames):
 cdef tuple _NO_LAST = ((object(),), None)
 
 
+@cython.auto_pickle(False)  # its entries and the last lookup are private: no state to set from outside
 cdef class ColumnSetCache:
     """A bounded LRU cache from column lists to what is built from them.
 
     Hits take no lock: under the GIL the dict operations on exact-``str`` keys
-    run no Python code, so they cannot interleave. A miss takes the lock so a
-    class is built once even when many threads see a new column list at once.
+    run no Python code, so they cannot interleave. A miss builds its value
+    without the lock (building runs Python code, which may use this cache
+    again) and stores it under the lock unless another caller stored one
+    first: then that one is used, so a column list has one value at a time.
     """
 
     cdef object _build
@@ -123,13 +152,14 @@ cdef class ColumnSetCache:
     def __init__(self, build, maxsize=DEFAULT_CACHE_SIZE):
         self._build = build
         self._entries = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # dropping an entry may run a finalizer that uses the cache again
         self._last = _NO_LAST
         self._maxsize = _check_maxsize(maxsize)
 
     cdef object get(self, object colnames):
         cdef tuple last = self._last
-        if (PyList_CheckExact(colnames) or PyTuple_Check(colnames)) and _same_columns(<tuple>last[0], colnames):
+        # Exact list or tuple only: a subclass's items are read through its own iteration (_column_key)
+        if (PyList_CheckExact(colnames) or PyTuple_CheckExact(colnames)) and _same_columns(<tuple>last[0], colnames):
             self.hits += 1
             return last[1]
         cdef tuple key = _column_key(colnames)
@@ -138,14 +168,19 @@ cdef class ColumnSetCache:
             self._entries.move_to_end(key)
             self.hits += 1
         else:
+            # Built outside the lock: building runs Python code (logging, reading a class) that may call
+            # back into this cache, from this thread or through another one. The first value stored wins,
+            # so every caller gets the same value for a column list once one is cached.
+            built = self._build(key)
             with self._lock:
                 value = self._entries.get(key)
                 if value is None:
-                    value = self._build(key)
+                    value = built
                     self.misses += 1
                     self._entries[key] = value
                     self._evict()
                 else:
+                    self._entries.move_to_end(key)
                     self.hits += 1
         self._last = (key, value)
         return value
@@ -191,10 +226,12 @@ def cached_named_tuple_factory(colnames, rows):
     """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
     cdef tuple keys
     keys, cls = _row_classes.get(colnames)
-    cdef Py_ssize_t i, ncols = len(keys), n = _row_count(rows)
+    rows = _rows_of(rows)
+    cdef Py_ssize_t i, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
     cdef list out = PyList_New(n)
     for i in range(n):
-        row = pf_new_tuple_row(cls, _checked_row(rows, i, ncols))
+        # rows[i] is bounds-checked: a subclass row's __iter__ (Python code) may have shrunk an exact list
+        row = pf_new_tuple_row(cls, _row_values(rows[i], i, ncols))
         Py_INCREF(row)
         PyList_SET_ITEM(out, i, row)
     return out
@@ -204,10 +241,11 @@ def dict_factory(colnames, rows):
     """Rows as dicts, like the driver's ``dict_factory`` (a repeated column: the last value wins)."""
     cdef tuple keys
     keys, template = _key_sets.get(colnames)
-    cdef Py_ssize_t i, ncols = len(keys), n = _row_count(rows)
+    rows = _rows_of(rows)
+    cdef Py_ssize_t i, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
     cdef list out = PyList_New(n)
     for i in range(n):
-        row = pf_new_dict_row(template, keys, _checked_row(rows, i, ncols))
+        row = pf_new_dict_row(template, keys, _row_values(rows[i], i, ncols))
         Py_INCREF(row)
         PyList_SET_ITEM(out, i, row)
     return out
@@ -216,13 +254,14 @@ def dict_factory(colnames, rows):
 def ordered_dict_factory(colnames, rows):
     """Rows as ``OrderedDict``, like the driver's ``ordered_dict_factory``."""
     cdef tuple keys = _key_sets.get(colnames)[0]
-    cdef Py_ssize_t i, j, ncols = len(keys), n = _row_count(rows)
+    rows = _rows_of(rows)
+    cdef Py_ssize_t i, j, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
     cdef list out = PyList_New(n)
     for i in range(n):
-        values = _checked_row(rows, i, ncols)
+        values = _row_values(rows[i], i, ncols)
         row = OrderedDict()
         for j in range(ncols):
-            PyObject_SetItem(row, keys[j], values[j])
+            PyObject_SetItem(row, keys[j], values[j])  # bounds-checked reads of an exact list or tuple
         Py_INCREF(row)
         PyList_SET_ITEM(out, i, row)
     return out

@@ -58,12 +58,18 @@ static void pf_row_dealloc(PyObject *op) {
     int own = tp->tp_dealloc == pf_row_dealloc;
     if (own && tp->tp_finalize != NULL) {  /* a __del__ set on the class later */
         if (PyObject_CallFinalizerFromDealloc(op) < 0) return;  /* resurrected */
+        /* The finalizer may have assigned __class__ (to another row class, the only one
+           compatible): the row now holds a reference to that class, not to this one. */
+        tp = Py_TYPE(op);
+        own = tp->tp_dealloc == pf_row_dealloc;
     }
     PyObject_GC_UnTrack(op);
     Py_TRASHCAN_BEGIN(op, pf_row_dealloc)
     for (i = n; --i >= 0; ) Py_XDECREF(PyTuple_GET_ITEM(op, i));
+    /* A row whose finalizer ran keeps that mark in its memory (so it would never run for the
+       row reusing it): such a row is freed, not kept. */
     if (own && tp->tp_finalize == NULL && n > 0 && n < PF_FREE_LIST_LENGTHS
-            && pf_free_count[n] < PF_FREE_LIST_MAX) {
+            && pf_free_count[n] < PF_FREE_LIST_MAX && !PyObject_GC_IsFinalized(op)) {
         /* item 0 links the list, as in tuple's free list */
         ((PyTupleObject *)op)->ob_item[0] = (PyObject *)pf_free_list[n];
         pf_free_list[n] = (PyTupleObject *)op;

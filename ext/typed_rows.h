@@ -45,6 +45,7 @@ static Py_ssize_t pf_slot_offset(PyObject *cls, PyObject *descr) {
             || (m->flags & Py_RELATIVE_OFFSET)
 #endif
             || m->offset < (Py_ssize_t)sizeof(PyObject)
+            || m->offset % (Py_ssize_t)sizeof(PyObject *) != 0
             || m->offset + (Py_ssize_t)sizeof(PyObject *) > tp->tp_basicsize) goto refuse;
     return m->offset;
 refuse:
@@ -69,7 +70,9 @@ static unsigned int pf_type_version(PyObject *cls) {
 }
 
 /* A new instance of `cls` (pf_plain_instances) whose slot at offsets[k] holds a new reference
- * to items[positions[k]], for k < n. Nothing runs between the allocation and the stores. */
+ * to items[positions[k]], for k < n. Nothing runs between the allocation and the stores. The
+ * offsets are distinct (checked with the plan); a slot found set anyway is released, as the
+ * member descriptor would release it, so no reference is ever lost. */
 static PyObject *pf_fill_slots(PyObject *cls, PyObject *const *items, const Py_ssize_t *positions,
                                const Py_ssize_t *offsets, Py_ssize_t n) {
     PyTypeObject *tp = (PyTypeObject *)cls;
@@ -78,8 +81,11 @@ static PyObject *pf_fill_slots(PyObject *cls, PyObject *const *items, const Py_s
     if (obj == NULL) return NULL;
     for (k = 0; k < n; k++) {
         PyObject *value = items[positions[k]];
+        PyObject **slot = (PyObject **)((char *)obj + offsets[k]);
+        PyObject *old = *slot;
         Py_INCREF(value);
-        *(PyObject **)((char *)obj + offsets[k]) = value;
+        *slot = value;
+        Py_XDECREF(old);
     }
     return obj;
 }

@@ -151,6 +151,8 @@ def direct_fill_fields(cls: Any, kwnames: tuple[str, ...] | None) -> tuple[str, 
     params = getattr(cls, "__dataclass_params__")
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
+    if any(type(name) is not str for name in names + (kwnames or ())):
+        return None  # compared below: a str subclass's __eq__ could make different names look alike
     slots = cls.__dict__.get("__slots__")
     if (params.frozen or kwnames is None or len(fields) != len(cls.__dataclass_fields__)
             or not isinstance(slots, tuple) or tuple(s for s in slots if s != "__weakref__") != names

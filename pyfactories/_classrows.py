@@ -27,7 +27,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Generic, Literal, NamedTuple, Protocol, Sequence, TypeVar
 
 from ._classfields import ClassSpec, class_spec, describe
-from ._python import ColumnSetCache, check_rows, column_key
+from ._python import ColumnSetCache, column_key, row_values, rows_of
 from ._rowclass import clean_column_name
 
 T = TypeVar("T")
@@ -73,9 +73,10 @@ class Plan(NamedTuple):
 
 
 def check_extra(extra: Any) -> str:
-    if not isinstance(extra, str) or extra not in EXTRA_CHOICES:
+    # Compared and returned as a plain str: a subclass's __eq__/__hash__ could match either choice.
+    if not issubclass(type(extra), str) or str.__str__(extra) not in EXTRA_CHOICES:
         raise ValueError(f"extra must be 'error' or 'ignore', not {extra!r}")
-    return extra
+    return EXTRA_CHOICES[EXTRA_CHOICES.index(str.__str__(extra))]
 
 
 def check_callable(func: Any, what: str) -> None:
@@ -106,6 +107,7 @@ def class_plan(cls: Any, spec: ClassSpec, extra: str, key: tuple[str, ...]) -> P
         raise _mismatch(cls, key, by_name, missing, unexpected, duplicates)
     # the class's own name objects (see class_spec), then the columns a **kwargs constructor takes
     order = [f.name for f in spec.fields if f.name in by_name] + [sys.intern(n) for n in wanted if n not in declared]
+    order = list(dict.fromkeys(order))  # a name twice (fields renamed after the class was made): one keyword
     return Plan(len(key), tuple(by_name[n][0] for n in order), tuple(order))
 
 
@@ -216,17 +218,19 @@ class TypedRowFactory(Generic[T]):
 
     def __call__(self, colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[T]:
         plan = self._plans.get(column_key(colnames))
-        check_rows(rows, plan.ncols)  # every row before the first is built
+        rows = rows_of(rows)
+        n, ncols = len(rows), plan.ncols
+        for i in range(n):  # every row before the first is built
+            row_values(rows[i], i, ncols)
         make, names, positions = self._target, plan.kwnames, plan.positions
         out = []
-        for i in range(len(rows)):
-            row = rows[i]
-            if not isinstance(row, (list, tuple)) or len(row) != plan.ncols:
-                check_rows(rows, plan.ncols)  # a constructor changed the rows since: say which
+        for i in range(n):
+            # Checked again (rows[i]: IndexError if the list shrank): a constructor may have changed the rows.
+            values = tuple(row_values(rows[i], i, ncols))
             if names is None:
-                out.append(make(*row))
+                out.append(make(*values))
             else:
-                out.append(make(**dict(zip(names, [row[p] for p in positions]))))
+                out.append(make(**dict(zip(names, [values[p] for p in positions]))))
         return out
 
     def _fills_slots(self, colnames: Sequence[str]) -> bool:

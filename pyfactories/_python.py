@@ -13,6 +13,7 @@ same error messages; the tests run every case against both.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar
@@ -31,29 +32,62 @@ class CacheInfo(NamedTuple):
     currsize: int
 
 
+def _is_list_or_tuple(obj: Any) -> bool:
+    # By the object's real type: isinstance() would also believe a __class__ attribute that lies.
+    return issubclass(type(obj), (list, tuple))
+
+
 def column_key(colnames: Any) -> tuple[str, ...]:
     """The cache key of a column list, after checking it is a list/tuple of ``str``.
 
     ``str`` subclasses are copied to plain ``str``: a key with a user-defined
-    ``__eq__``/``__hash__`` would run Python code inside the cache.
+    ``__eq__``/``__hash__`` would run Python code inside the cache. A list or
+    tuple subclass is read once, through its own iteration.
     """
-    if not isinstance(colnames, (list, tuple)):
+    if not _is_list_or_tuple(colnames):
         raise TypeError(f"colnames must be a list or tuple of str, not {type(colnames).__name__}")
+    names = []
     for i, name in enumerate(colnames):
-        if not isinstance(name, str):
+        if not issubclass(type(name), str):
             raise TypeError(f"column name {i} must be str, not {type(name).__name__}")
-    return tuple(name if type(name) is str else str.__str__(name) for name in colnames)
+        names.append(name if type(name) is str else str.__str__(name))
+    return tuple(names)
 
 
-def check_rows(rows: Any, ncols: int) -> None:
-    """Raise ``TypeError``/``ValueError`` for anything that is not a list of ``ncols``-long rows."""
-    if not isinstance(rows, (list, tuple)):
+def rows_of(rows: Any) -> list | tuple:
+    """``rows`` itself when it is an exact list or tuple, else (a subclass) a list of what its own iteration yields.
+
+    That is what the driver's factories read (``for row in rows``): never what a
+    subclass's ``__len__`` or ``__getitem__`` says.
+    """
+    if type(rows) is list or type(rows) is tuple:
+        return rows
+    if not _is_list_or_tuple(rows):
         raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
-    for i, row in enumerate(rows):
-        if not isinstance(row, (list, tuple)):
-            raise TypeError(f"row {i} must be a tuple or list, not {type(row).__name__}")
+    return [row for row in rows]
+
+
+def row_values(row: Any, i: int, ncols: int) -> list | tuple:
+    """Row ``i`` as an exact list or tuple of ``ncols`` values (``TypeError``/``ValueError`` if it is not one).
+
+    A list or tuple subclass is copied to a tuple of what its own iteration
+    yields (what ``Row(*row)`` and ``zip(colnames, row)`` read), at most one
+    more than ``ncols`` values: its ``__len__`` and its storage are not asked.
+    """
+    if type(row) is tuple or type(row) is list:
         if len(row) != ncols:
             raise ValueError(f"row {i} has {len(row)} values but there are {ncols} columns")
+        return row
+    if not _is_list_or_tuple(row):
+        raise TypeError(f"row {i} must be a tuple or list, not {type(row).__name__}")
+    values: list[Any] = []
+    for value in row:
+        if len(values) == ncols:
+            raise ValueError(f"row {i} has more than {ncols} values but there are {ncols} columns")
+        values.append(value)
+    if len(values) != ncols:
+        raise ValueError(f"row {i} has {len(values)} values but there are {ncols} columns")
+    return tuple(values)
 
 
 class ColumnSetCache(Generic[V]):
@@ -62,7 +96,7 @@ class ColumnSetCache(Generic[V]):
     def __init__(self, build: Callable[[tuple[str, ...]], V], maxsize: int = DEFAULT_CACHE_SIZE) -> None:
         self._build = build
         self._entries: OrderedDict[tuple[str, ...], V] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # dropping an entry may run code that uses the cache
         self._maxsize = _check_maxsize(maxsize)
         self.hits = 0
         self.misses = 0
@@ -77,12 +111,19 @@ class ColumnSetCache(Generic[V]):
                 self._entries.move_to_end(key)
                 self.hits += 1
                 return value
-        value = self._build(key)  # outside the lock: it runs arbitrary Python (and may log)
+        built = self._build(key)  # outside the lock: it runs arbitrary Python (and may log, or use this cache)
         with self._lock:
-            self.misses += 1
-            self._entries[key] = value
-            while len(self._entries) > self._maxsize:
-                self._entries.popitem(last=False)
+            try:
+                value = self._entries[key]  # another caller stored one meanwhile: the first stored wins
+            except KeyError:
+                value = built
+                self.misses += 1
+                self._entries[key] = value
+                while len(self._entries) > self._maxsize:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+                self.hits += 1
         return value
 
     def resize(self, maxsize: int) -> None:
@@ -101,9 +142,13 @@ class ColumnSetCache(Generic[V]):
 
 
 def _check_maxsize(maxsize: Any) -> int:
-    if not isinstance(maxsize, int) or isinstance(maxsize, bool) or maxsize < 1:
+    # An exact int: an int subclass's comparisons could say it is positive when it is not.
+    if type(maxsize) is bool or not issubclass(type(maxsize), int):
         raise ValueError(f"cache size must be a positive int, got {maxsize!r}")
-    return maxsize
+    size = operator.index(maxsize)  # the int's own value, whatever its class says
+    if size < 1:
+        raise ValueError(f"cache size must be a positive int, got {size!r}")
+    return size
 
 
 def _dict_keys(key: tuple[str, ...]) -> tuple[str, ...]:
@@ -119,23 +164,24 @@ _key_sets: ColumnSetCache[tuple[str, ...]] = ColumnSetCache(_dict_keys)
 def cached_named_tuple_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[tuple]:
     """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
     key = column_key(colnames)
-    check_rows(rows, len(key))
-    make = _row_classes.get(key)._make
-    return [make(row) for row in rows]
+    cls = _row_classes.get(key)
+    rows = rows_of(rows)
+    # tuple.__new__, as the compiled rows are filled: not the class's _make or __new__, which code may replace
+    return [tuple.__new__(cls, row_values(rows[i], i, len(key))) for i in range(len(rows))]
 
 
 def dict_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     """Rows as dicts, like the driver's ``dict_factory`` (a repeated column: the last value wins)."""
     keys = _key_sets.get(column_key(colnames))
-    check_rows(rows, len(keys))
-    return [dict(zip(keys, row)) for row in rows]
+    rows = rows_of(rows)
+    return [dict(zip(keys, row_values(rows[i], i, len(keys)))) for i in range(len(rows))]
 
 
 def ordered_dict_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[OrderedDict[str, Any]]:
     """Rows as ``OrderedDict``, like the driver's ``ordered_dict_factory``."""
     keys = _key_sets.get(column_key(colnames))
-    check_rows(rows, len(keys))
-    return [OrderedDict(zip(keys, row)) for row in rows]
+    rows = rows_of(rows)
+    return [OrderedDict(zip(keys, row_values(rows[i], i, len(keys)))) for i in range(len(rows))]
 
 
 def cache_info() -> CacheInfo:
