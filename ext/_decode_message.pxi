@@ -1,6 +1,6 @@
 # The fast path's ``decode_message``: included in ``_fastpath.pyx``.
 
-def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
+def make_decode_message(RowsDecoder decoder not None, base_decode, message_cls, bint with_features=False):
     """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
 
     A frame with no flags (no compression, tracing, warnings or custom payload)
