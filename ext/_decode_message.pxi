@@ -41,8 +41,9 @@ cdef inline int _plain_result(cls, flags, opcode, body) except -1:
     more, else 0 (the driver's ``decode_message`` reads it)."""
     cdef const unsigned char *p
     cdef Py_ssize_t size
-    if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
-            or cls.column_encryption_policy is not None):
+    # exact ints only: an int subclass's comparisons are Python code, and may not say what the driver sees
+    if (type(opcode) is not int or opcode != 0x08 or type(flags) is not int or flags != 0
+            or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4 or cls.column_encryption_policy is not None):
         return 0
     p = <const unsigned char *>PyBytes_AS_STRING(body)
     size = PyBytes_GET_SIZE(body)

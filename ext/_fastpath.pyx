@@ -39,6 +39,8 @@ import io
 
 include "_driver_version.pxi"
 
+_BytesIO = io.BytesIO
+
 import uuid
 
 from cassandra import DriverException
@@ -251,13 +253,16 @@ cdef class RowsDecoder:
 
     def __call__(self, msg, f, int protocol_version, user_type_map, result_metadata, column_encryption_policy):
         """``ResultMessage.recv_results_rows``: ``f`` is the body as a BytesIO, at the rows' metadata."""
-        # getvalue() shares the frame's bytes object (no copy) while the BytesIO is unchanged.
+        # getvalue() shares the frame's bytes object (no copy) while the BytesIO is unchanged. Anything
+        # but the driver's own BytesIO (a subclass may say one thing to getvalue and another to read)
+        # is read by the driver.
+        if type(f) is not _BytesIO:
+            return self._driver_path(msg, f, protocol_version, user_type_map, result_metadata,
+                                     column_encryption_policy)
         body = f.getvalue()
         start = f.tell()
         if type(body) is not bytes or type(start) is not int or not 0 <= start <= len(<bytes>body):
-            # not the driver's BytesIO: the driver reads it
-            return self._driver_path(msg, f, protocol_version, user_type_map, result_metadata,
-                                     column_encryption_policy)
+            raise MalformedResult("RESULT rows start outside the body")
         self.decode(msg, body, start, protocol_version, user_type_map, result_metadata, column_encryption_policy)
 
     cdef decode(self, msg, bytes body, Py_ssize_t start, int protocol_version, user_type_map, result_metadata,
@@ -278,7 +283,9 @@ cdef class RowsDecoder:
                                      column_encryption_policy)
         if flags & _HAS_MORE_PAGES:
             n = pf_read_int(&r)
-            msg.paging_state = None if n < 0 else <bytes>pf_take(&r, n)[:n]
+            if n < 0:  # the driver reads the rest of the body as the paging state, then fails on the metadata
+                raise MalformedResult(f"RESULT paging state has a negative length ({n})")
+            msg.paging_state = <bytes>pf_take(&r, n)[:n]
         cdef Plan plan
         if flags & _NO_METADATA:
             plan = self._prepared_plan(result_metadata, protocol_version)
@@ -345,7 +352,10 @@ cdef class RowsDecoder:
         cdef Plan plan = self.by_metadata.get(key)
         if plan is not None and plan.rows_kind == self.rows_kind:
             if plan.udts:
-                plan.map_user_types(user_type_map)
+                try:
+                    plan.map_user_types(user_type_map)
+                except Exception as exc:  # as a miss says it (the driver's parse reads the same map)
+                    raise MalformedResult(f"RESULT metadata could not be parsed: {exc!r}") from exc
             self.hits += 1
             msg.column_metadata = list(plan.column_metadata)
             return plan
