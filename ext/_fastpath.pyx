@@ -23,6 +23,10 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+
+cdef extern from "Python.h":
+    void PyObject_GC_Track(void *op)
+    void PyObject_GC_UnTrack(void *op)
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from cpython.datetime cimport datetime_new, import_datetime
 
@@ -398,7 +402,10 @@ cdef class RowsDecoder:
             rowcount = 0  # what the driver makes of it: no rows
         if rowcount > (r.size - r.pos) // (4 * ncols):  # every value takes at least its 4-byte length
             raise MalformedResult(f"RESULT claims {rowcount} rows of {ncols} columns in {r.size - r.pos} bytes")
+        # Its items are NULL until set: until then the collector must not hand it to Python code (a
+        # value's deserializer may walk gc.get_objects()), so it is tracked only once it is full.
         cdef list out = PyList_New(rowcount)
+        PyObject_GC_UnTrack(<void *>out)
         cdef PyObject **values = <PyObject **>PyMem_Malloc(ncols * sizeof(PyObject *))
         if values == NULL:
             raise MemoryError()
@@ -420,6 +427,7 @@ cdef class RowsDecoder:
         finally:
             _release(values, ncols)
             PyMem_Free(values)
+        PyObject_GC_Track(<void *>out)
         return out
 
     def _driver_path(self, msg, f, protocol_version, user_type_map, result_metadata, column_encryption_policy):

@@ -178,6 +178,10 @@ def _act():
             _Action.depth -= 1
     elif action == "collect":
         gc.collect()
+    elif action == "walk_lists":  # what a memory profiler does: every list the collector tracks, read
+        for obj in gc.get_objects():
+            if type(obj) is list:
+                list(obj)
 
 
 class Spy(cqltypes.CassandraType):
@@ -206,7 +210,8 @@ class Address:
         return f"Address({self.street!r}, {self.zip!r})"
 
 
-ACTIONS = ["nothing", "clear_meta", "replace_meta", "grow_meta", "clear_plans", "reinit_decoder", "reenter", "collect"]
+ACTIONS = ["nothing", "clear_meta", "replace_meta", "grow_meta", "clear_plans", "reinit_decoder", "reenter", "collect",
+           "walk_lists"]
 
 
 @fuzz
