@@ -48,7 +48,7 @@ _BytesIO = io.BytesIO
 import uuid
 
 from cassandra import DriverException
-from cassandra.cqltypes import DateType, TimeUUIDType, UserType, UUIDType
+from cassandra.cqltypes import DateType, TimeUUIDType, UserType, UUIDType, _UnrecognizedType
 from cassandra.deserializers import (DesAsciiType, DesDateType, DesUTF8Type, DesUUIDType, DesVarcharType,
                                      make_deserializers)
 
@@ -100,7 +100,7 @@ cdef class Plan:
     cdef object row_class, template, udts, source
     cdef Py_ssize_t ncols
     cdef int protocol_version, rows_kind
-    cdef bint built
+    cdef bint built, unrecognized  # unrecognized: a custom type the driver knows no class for (yet)
 
     def __init__(self, column_metadata, int rows_kind, int protocol_version, source=None):
         if self.built:
@@ -120,6 +120,7 @@ cdef class Plan:
             raise TypeError("the driver gave no deserializer for some column type")
         cdef bytes direct = bytes([_direct_kind(types[i], deserializers[i]) for i in range(ncols)])
         udts = tuple(_user_types(types))
+        unrecognized = any(_unrecognized_types(types))
         row_class = template = None
         if rows_kind == _ROWS_NAMED:
             row_class = make_row_class(names)
@@ -130,6 +131,7 @@ cdef class Plan:
         self.deserializers, self.direct, self.keys, self.udts = deserializers, direct, names, udts
         self.row_class, self.template, self.source = row_class, template, source
         self.ncols, self.rows_kind, self.protocol_version = ncols, rows_kind, protocol_version
+        self.unrecognized = unrecognized
         self.built = True
 
     cdef void map_user_types(self, user_type_map) except *:
@@ -218,6 +220,15 @@ cdef bint _same_timestamps_as_the_driver() except -1:
 
 
 _TIMESTAMPS_IN_PLACE = _same_timestamps_as_the_driver()
+
+
+def _unrecognized_types(types):
+    """Yields True for each custom type (at any depth) the driver made up a class for: its parse of the
+    same bytes gives another class once the application defines one of that name."""
+    for t in types:
+        if isinstance(t, type) and issubclass(t, _UnrecognizedType):
+            yield True
+        yield from _unrecognized_types(getattr(t, "subtypes", None) or ())
 
 
 def _user_types(types):
@@ -381,7 +392,8 @@ cdef class RowsDecoder:
             plan = Plan(columns, self.rows_kind, protocol_version)
         except Exception as exc:
             raise MalformedResult(f"RESULT metadata cannot be decoded: {exc!r}") from exc
-        _remember(self.by_metadata, key, plan)
+        if not plan.unrecognized:  # else the same bytes may name another class next time: parsed each time
+            _remember(self.by_metadata, key, plan)
         return plan
 
     cdef list _rows(self, Plan plan, pf_reader *r, int protocol_version):
