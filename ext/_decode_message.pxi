@@ -74,6 +74,8 @@ cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type
     decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
     msg.stream_id = stream_id
     msg.trace_id = None
+    msg.custom_payload = None
+    msg.warnings = None
     return msg
 
 

@@ -68,6 +68,20 @@ def _type_names(types):
     return [t.cql_parameterized_type() if isinstance(t, type) else repr(t) for t in types]
 
 
+def _message_view(msg):
+    """The attributes a decoded message has, and their values (types and metadata by their CQL names)."""
+    out = {}
+    for name, val in sorted(vars(msg).items()):
+        if name == "parsed_rows":
+            continue
+        if name == "column_types":
+            val = _type_names(val)
+        elif name == "column_metadata" and val is not None:
+            val = [(*md[:3], _type_names([md[3]])[0]) for md in val]
+        out[name] = val
+    return out
+
+
 def _rows_view(kind, rows):
     """Rows as comparable values: the values, and for named rows the class's fields, for dicts the key order."""
     out = []
@@ -90,8 +104,7 @@ def driver_outcome(kind, make, protocol_version):
         if msg.kind != ROWS:
             return ("kind", msg.kind)
         rows = FACTORY[kind](msg.column_names, msg.parsed_rows)
-        return ("rows", _rows_view(kind, rows), list(msg.column_names), msg.paging_state,
-                _type_names(msg.column_types))
+        return ("rows", _rows_view(kind, rows), _message_view(msg))
     except Exception as exc:  # noqa: BLE001 - the driver's answer, whatever it is
         return ("error", exc)
 
@@ -102,8 +115,7 @@ def fast_outcome(kind, make, protocol_version):
         msg = decode(fastpath.handler(kind), body, protocol_version, meta)
         if msg.kind != ROWS:
             return ("kind", msg.kind)
-        return ("rows", _rows_view(kind, msg.parsed_rows), list(msg.column_names), msg.paging_state,
-                _type_names(msg.column_types))
+        return ("rows", _rows_view(kind, msg.parsed_rows), _message_view(msg))
     except Exception as exc:  # noqa: BLE001 - checked by the caller
         return ("error", exc)
 
