@@ -77,7 +77,11 @@ ROWS_NAMED = _ROWS_NAMED
 ROWS_DICT = _ROWS_DICT
 ROWS_TUPLE = _ROWS_TUPLE
 
-PLAN_CACHE_SIZE = 256
+cdef enum:
+    _PLAN_CACHE_SIZE = 256
+
+#: How many plans a decoder keeps per cache (fixed: the module attribute is for reading).
+PLAN_CACHE_SIZE = _PLAN_CACHE_SIZE
 
 
 class MalformedResult(DriverException):
@@ -514,6 +518,6 @@ cdef inline void _release(PyObject **values, Py_ssize_t n):
 
 
 cdef inline void _remember(dict cache, key, Plan plan):
-    if len(cache) >= PLAN_CACHE_SIZE:
+    while cache and len(cache) >= _PLAN_CACHE_SIZE:
         del cache[next(iter(cache))]  # the oldest plan
     cache[key] = plan

@@ -15,7 +15,11 @@ cdef enum:
 #: Indexes of the handlers a Router is given, by the kind of rows they build.
 NAMED, DICT, TUPLE = _NAMED, _DICT, _TUPLE
 
-ROUTE_CACHE_SIZE = 64
+cdef enum:
+    _ROUTE_CACHE_SIZE = 64
+
+#: How many factories' answers a Router keeps (fixed: the module attribute is for reading).
+ROUTE_CACHE_SIZE = _ROUTE_CACHE_SIZE
 
 
 cdef class Router:
@@ -80,7 +84,7 @@ cdef class Router:
             marked = False
         # the attribute's code may have cleared or filled the cache (or set the router up anew)
         marked_by_id = self.marked
-        while len(marked_by_id) >= ROUTE_CACHE_SIZE:
+        while marked_by_id and len(marked_by_id) >= _ROUTE_CACHE_SIZE:
             marked_by_id.pop(next(iter(marked_by_id)), None)  # the oldest answer
         marked_by_id[id(row_factory)] = (row_factory, marked)
         return marked

@@ -2,7 +2,7 @@
 
 Bodies hold every CQL type of ``tests/result_bodies.SAMPLES``, in each metadata layout (one table spec
 for all columns, one per column, none with the prepared statement's ``result_metadata``), with and
-without a paging state and a result metadata id, for protocol v4 and v5; then they are mutated:
+without a paging state and a result metadata id, for protocol v3, v4 and v5; then they are mutated:
 bytes flipped, the body cut, an [int] field (flags, column count, paging state length, row count, a
 value's length) set to a lie (negative, -1, zero, huge, off by a few). Every kind of rows (tuple,
 named, dict) must be the driver's rows with the driver's row factory, or an error where the driver
@@ -28,7 +28,7 @@ def bodies(draw):
     columns = [(draw(st.sampled_from(NAMES)) + str(i), SAMPLES[j][0]) for i, j in enumerate(picked)]
     value = {j: st.sampled_from(SAMPLES[j][1] + [None, EMPTY_VALUE]) for j in picked}
     rows = draw(st.lists(st.tuples(*[value[j] for j in picked]), max_size=4))
-    protocol_version = draw(st.sampled_from([4, 5]))
+    protocol_version = draw(st.sampled_from([3, 4, 5]))
     layout = draw(st.sampled_from(LAYOUTS))
     paging_state = draw(st.sampled_from([None, b"", b"\x01page"]))
     metadata_id = draw(st.sampled_from([None, b"", b"\xaa\xbb"])) if protocol_version >= 5 else None
