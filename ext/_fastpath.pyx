@@ -6,10 +6,16 @@ metadata into Python objects, builds a descriptor and a deserializer per
 column, decodes each row into a tuple, and then hands the tuples to the row
 factory, which builds every row a second time. Here:
 
-* the column metadata is skipped over in C and its raw bytes (or, for a prepared statement's
-  result without metadata, the identity of the prepared metadata) key a bounded cache of
-  *plans*: column names and types, the driver's own deserializers, the row class or dict template;
-* a miss lets the driver's own metadata parser build the plan (types are the driver's);
+* the column metadata is skipped over in C and its raw bytes (with the protocol version and the
+  column count) key a bounded cache of *plans*: column names and types, the driver's own
+  deserializers, the row class or dict template. For a prepared statement's result without
+  metadata, the plan is found by the identity of the statement's ``result_metadata`` and used only
+  while that list still holds the very entries the plan was built from (changed in place: a miss);
+* a miss lets the driver's own metadata parser build the plan (types are the driver's); a plan
+  with a custom type the driver knows no class for is not kept (a class defined later changes it);
+* what it does not take on trust goes the driver's way: rows whose metadata has no column of its
+  own, ``result_metadata`` that is not an exact list or tuple of the driver's column tuples, a file
+  that is not the driver's BytesIO;
 * each row is decoded into a scratch array and moved into its final object (one allocation).
 
 Values are decoded by the driver's deserializers (``cimport`` of the ``.pxd``
