@@ -49,7 +49,7 @@ import io
 
 include "_driver_version.pxi"
 
-_BytesIO = io.BytesIO
+cdef object _BytesIO = io.BytesIO
 
 import uuid
 
@@ -193,24 +193,26 @@ cdef inline bint _same_columns(tuple snapshot, column_metadata):
     return False
 
 
-_UUID = uuid.UUID
-_UUID_INT = "int"
-_UUID_IS_SAFE = "is_safe"
-_SAFE_UNKNOWN = uuid.SafeUUID.unknown
-_TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
+# What the decoder builds values with: C globals, out of reach of Python code (a module attribute
+# can be rebound; pf_uuid_from_16 allocates an instance of _UUID in C).
+cdef object _UUID = uuid.UUID
+cdef object _UUID_INT = "int"
+cdef object _UUID_IS_SAFE = "is_safe"
+cdef object _SAFE_UNKNOWN = uuid.SafeUUID.unknown
+cdef object _TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
 
 
 def _direct_kind(cqltype, deserializer):
     des = type(deserializer)
-    if cqltype is UUIDType and des is DesUUIDType:
+    if cqltype is UUIDType and des is DesUUIDType and _uuids_in_place:
         return DIRECT_UUID
-    if cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE:
+    if cqltype is TimeUUIDType and TimeUUIDType.deserialize is _TIMEUUID_DESERIALIZE and _uuids_in_place:
         return DIRECT_UUID
     if des is DesUTF8Type or des is DesVarcharType:
         return DIRECT_UTF8
     if des is DesAsciiType:
         return DIRECT_ASCII
-    if des is DesDateType and _TIMESTAMPS_IN_PLACE:
+    if des is DesDateType and _timestamps_in_place:
         return DIRECT_TIMESTAMP
     return DIRECT_NONE
 
@@ -229,7 +231,23 @@ cdef bint _same_timestamps_as_the_driver() except -1:
     return True
 
 
-_TIMESTAMPS_IN_PLACE = _same_timestamps_as_the_driver()
+cdef bint _same_uuids_as_the_driver() except -1:
+    """Whether UUIDs built in place are the driver's: uuid.UUID is the standard library's class (a
+    type whose instances are its two slots), and a probe decodes to an equal UUID of that class."""
+    cdef Buffer buf
+    if type(_UUID) is not type or getattr(_UUID, "__slots__", None) != ("int", "is_safe", "__weakref__"):
+        return False
+    des = make_deserializers([UUIDType])[0]
+    b = bytes(range(16))
+    buf.ptr, buf.size = <char *>PyBytes_AS_STRING(b), 16
+    theirs = from_binary(<Deserializer>des, &buf, 4)
+    ours = pf_uuid_from_16(_UUID, _UUID_INT, _UUID_IS_SAFE, _SAFE_UNKNOWN, buf.ptr)
+    return type(theirs) is type(ours) and theirs == ours and theirs.is_safe == ours.is_safe
+
+
+cdef bint _uuids_in_place = _same_uuids_as_the_driver()
+cdef bint _timestamps_in_place = _same_timestamps_as_the_driver()
+_TIMESTAMPS_IN_PLACE = _timestamps_in_place  # for reading (tests): the decoder uses the C global
 
 
 def _unrecognized_types(types):
