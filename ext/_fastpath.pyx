@@ -202,7 +202,7 @@ cdef object _SAFE_UNKNOWN = uuid.SafeUUID.unknown
 cdef object _TIMEUUID_DESERIALIZE = TimeUUIDType.deserialize
 
 
-def _direct_kind(cqltype, deserializer):
+cdef int _direct_kind(cqltype, deserializer) except -1:
     des = type(deserializer)
     if cqltype is UUIDType and des is DesUUIDType and _uuids_in_place:
         return DIRECT_UUID
