@@ -1,6 +1,6 @@
 # The fast path's ``decode_message``: included in ``_fastpath.pyx``.
 
-def make_decode_message(RowsDecoder decoder, base_decode, message_cls, bint with_features=False):
+def make_decode_message(RowsDecoder decoder not None, base_decode, message_cls, bint with_features=False):
     """A ``decode_message`` classmethod that decodes plain ROWS results without the generic machinery.
 
     A frame with no flags (no compression, tracing, warnings or custom payload)
@@ -41,8 +41,9 @@ cdef inline int _plain_result(cls, flags, opcode, body) except -1:
     more, else 0 (the driver's ``decode_message`` reads it)."""
     cdef const unsigned char *p
     cdef Py_ssize_t size
-    if (opcode != 0x08 or flags != 0 or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4
-            or cls.column_encryption_policy is not None):
+    # exact ints only: an int subclass's comparisons are Python code, and may not say what the driver sees
+    if (type(opcode) is not int or opcode != 0x08 or type(flags) is not int or flags != 0
+            or type(body) is not bytes or PyBytes_GET_SIZE(body) < 4 or cls.column_encryption_policy is not None):
         return 0
     p = <const unsigned char *>PyBytes_AS_STRING(body)
     size = PyBytes_GET_SIZE(body)
@@ -73,6 +74,8 @@ cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type
     decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
     msg.stream_id = stream_id
     msg.trace_id = None
+    msg.custom_payload = None
+    msg.warnings = None
     return msg
 
 

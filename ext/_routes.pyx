@@ -15,7 +15,11 @@ cdef enum:
 #: Indexes of the handlers a Router is given, by the kind of rows they build.
 NAMED, DICT, TUPLE = _NAMED, _DICT, _TUPLE
 
-ROUTE_CACHE_SIZE = 64
+cdef enum:
+    _ROUTE_CACHE_SIZE = 64
+
+#: How many factories' answers a Router keeps (fixed: the module attribute is for reading).
+ROUTE_CACHE_SIZE = _ROUTE_CACHE_SIZE
 
 
 cdef class Router:
@@ -37,13 +41,17 @@ cdef class Router:
         """``handlers``: the fast handlers by kind of rows. ``session_default``: the factory that gets
         the kind of rows the session asked for; ``named``, ``dicts``: factories whose rows the named
         or dict handler builds; ``kept``: factories the future keeps, fed plain tuples decoded fast."""
-        self.driver_handler = driver_handler
-        self.handlers = tuple(handlers)
-        if len(self.handlers) != 3:
+        # Everything is checked and copied before any of it is kept: a router called again with
+        # other arguments (re-entrantly, from a factory's attribute) never holds half of each.
+        cdef tuple by_kind = tuple(handlers)
+        if len(by_kind) != 3:
             raise ValueError("a router needs a handler for each kind of rows (named, dict, tuple)")
+        named, dicts, kept = tuple(named), tuple(dicts), tuple(kept)
+        self.driver_handler = driver_handler
+        self.handlers = by_kind
         self.tuple_factory = tuple_factory
         self.session_default = session_default
-        self.named, self.dicts, self.kept = tuple(named), tuple(dicts), tuple(kept)
+        self.named, self.dicts, self.kept = named, dicts, kept
         self.marked = {}
 
     cpdef tuple route(self, row_factory, int rows_kind):
@@ -64,16 +72,21 @@ cdef class Router:
         return self.driver_handler, row_factory
 
     cdef bint _marked(self, row_factory) except -1:
-        entry = self.marked.get(id(row_factory))
-        if entry is not None and (<tuple>entry)[0] is row_factory:
-            return (<tuple>entry)[1]
+        cdef dict marked_by_id = self.marked
+        if marked_by_id is None:
+            raise TypeError("Router.__init__ was not called")
+        entry = marked_by_id.get(id(row_factory))
+        if type(entry) is tuple and len(<tuple>entry) == 2 and (<tuple>entry)[0] is row_factory:
+            return (<tuple>entry)[1] is True
         try:
             marked = bool(getattr(row_factory, "__pyfactories_factory__", False))
         except Exception:  # an object whose attributes cannot be read: the driver's own path
             marked = False
-        if len(self.marked) >= ROUTE_CACHE_SIZE:
-            self.marked.pop(next(iter(self.marked)), None)  # the oldest answer
-        self.marked[id(row_factory)] = (row_factory, marked)
+        # the attribute's code may have cleared or filled the cache (or set the router up anew)
+        marked_by_id = self.marked
+        while marked_by_id and len(marked_by_id) >= _ROUTE_CACHE_SIZE:
+            marked_by_id.pop(next(iter(marked_by_id)), None)  # the oldest answer
+        marked_by_id[id(row_factory)] = (row_factory, marked)
         return marked
 
     def cache_clear(self):
@@ -106,18 +119,22 @@ cdef class RequestRouter:
     cdef readonly Router router
     cdef readonly int rows_kind
 
-    def __init__(self, Router router, int rows_kind):
+    def __init__(self, Router router not None, int rows_kind):
         if rows_kind != _NAMED and rows_kind != _DICT:
             raise ValueError(f"a session's fast path builds named or dict rows, not kind {rows_kind}")
         self.router = router
         self.rows_kind = rows_kind
 
     def __call__(self, future):
-        if future._protocol_handler is not self.router.driver_handler:
+        cdef Router router = self.router
+        if router is None:
+            raise TypeError("RequestRouter.__init__ was not called")
+        driver_handler = router.driver_handler
+        if future._protocol_handler is not driver_handler:
             return
         row_factory = future.row_factory
-        handler, routed_factory = self.router.route(row_factory, self.rows_kind)
-        if handler is not self.router.driver_handler:
+        handler, routed_factory = router.route(row_factory, self.rows_kind)
+        if handler is not driver_handler:
             future._protocol_handler = handler
             if routed_factory is not row_factory:
                 future.row_factory = routed_factory

@@ -31,7 +31,8 @@ static void pf_reader_init(PyObject *malformed_result) {
 /* The next `n` bytes, stepped over; NULL with the exception set if the body has fewer. */
 static const char *pf_take(pf_reader *r, Py_ssize_t n) {
     const char *p;
-    if (n < 0 || n > r->size - r->pos) {
+    /* the position is checked too: a reader set up from a caller's offset never reads outside the body */
+    if (r->pos < 0 || r->pos > r->size || n < 0 || n > r->size - r->pos) {
         PyErr_Format(pf_malformed_result, "RESULT body truncated: %zd bytes wanted at offset %zd of %zd",
                      n, r->pos, r->size);
         return NULL;
