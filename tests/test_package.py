@@ -145,4 +145,4 @@ def test_the_readme_keeps_every_part_in_order():
     parts = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
     assert parts == ["Quick start", "Install", "Set-up: two commands", "The row factories", "The fast path",
                      "Request timeouts", "Profiling: where does the client's CPU go?", "The local Cassandra",
-                     "Benchmarks", "Where things live"]
+                     "Benchmarks", "Safety", "Where things live"]
