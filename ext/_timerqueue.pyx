@@ -21,10 +21,13 @@ import math
 import time
 from collections import OrderedDict
 
+from pyfactories._timers import MAX_BUCKET
+
 RESOLUTION_S = 0.01
 INF = math.inf
 
 cdef double _INF = math.inf
+cdef double _MAX_BUCKET = MAX_BUCKET
 cdef object _heappush = heapq.heappush
 cdef object _heappop = heapq.heappop
 
@@ -100,7 +103,7 @@ cdef class TimerService:
     cdef object _wake, _clock
     cdef double _resolution
     cdef dict _queues  # bucket -> _Queue
-    cdef readonly list _heads  # heap of (deadline, bucket)
+    cdef list _heap  # heap of (deadline, bucket): C code only, under the lock (``_heads`` is a copy)
     cdef dict __dict__  # a tool may replace a method on one service (the profiler times its fire)
     cdef _Lock _lock
     #: the earliest wake-up requested from the loop (INF: none); no pending deadline is earlier
@@ -115,7 +118,7 @@ cdef class TimerService:
         self._clock = clock
         self._resolution = resolution
         self._queues = {}
-        self._heads = []
+        self._heap = []
         self._lock = _Lock()
         self.wake_at = _INF
         self.live = 0
@@ -127,10 +130,10 @@ cdef class TimerService:
             if isnan(t):
                 raise ValueError("timeout must be a number of seconds, not NaN")
             t = 0.0
-        cdef double q = ceil(t / self._resolution)
-        if q > 9e18:
-            raise OverflowError("cannot convert float infinity to integer")
-        cdef long long bucket = <long long>q
+        cdef double q = t / self._resolution
+        if not q <= _MAX_BUCKET:  # an infinite timeout too (the twin's bucket_of)
+            raise OverflowError(f"a timeout of {t!r} s is too long for a request timer")
+        cdef long long bucket = <long long>ceil(q)
         cdef double deadline = <double>self._clock() + t
         cdef TimerHandle handle = TimerHandle.__new__(TimerHandle)
         cdef _Queue queue
@@ -154,7 +157,7 @@ cdef class TimerService:
             self.live += 1
             if not queue.scheduled:
                 queue.scheduled = True
-                _heappush(self._heads, (deadline, bucket))
+                _heappush(self._heap, (deadline, bucket))
             wake = deadline < self.wake_at
             if wake:
                 self.wake_at = deadline
@@ -183,7 +186,7 @@ cdef class TimerService:
         that raises is logged and the others still run."""
         cdef double t = self._clock() if now is None else now
         cdef list due = []
-        cdef list heads = self._heads
+        cdef list heads = self._heap
         cdef _Queue queue
         cdef TimerHandle head
         self._lock.acquire()
@@ -214,6 +217,16 @@ cdef class TimerService:
             except Exception:
                 log.exception("request timer callback %r raised; the other timers go on", callback)
         return self.wake_at
+
+    @property
+    def _heads(self):
+        """The heap of ``(deadline, bucket)``, one entry per queue: a copy (the service's own is
+        read and changed by C code under its lock only)."""
+        self._lock.acquire()
+        try:
+            return list(self._heap)
+        finally:
+            self._lock.release()
 
     def idle(self):
         """With no timer pending, forget the wake-up requested (the loop may then stop its reactor
