@@ -4,6 +4,11 @@
 :class:`pyfactories._writes.CoalescedWrites`."""
 
 from cpython.pythread cimport PyThread_get_thread_ident
+from cpython.ref cimport PyObject
+
+cdef extern from "Python.h":
+    # with no exception given, an integer beyond the C range is clamped to it
+    Py_ssize_t _as_clamped_ssize_t "PyNumber_AsSsize_t"(object o, PyObject *exc) except? -1
 
 try:
     from cassandra.io import libevreactor
@@ -16,9 +21,9 @@ def push(self, data):
     loop's thread."""
     cdef bint wake
     lock = self._deque_lock
-    queue = self.deque
     lock.acquire()
     try:
+        queue = self.deque  # read under the lock, as the twin does
         wake = not queue
         queue.append(data)
     finally:
@@ -30,19 +35,23 @@ def push(self, data):
             loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
 
 
-def take(self, Py_ssize_t cap):
+def take(self, cap):
     """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
-    or the head and what follows it joined, up to ``cap`` bytes."""
+    or the head and what follows it joined, up to ``cap`` bytes. ``cap`` is an integer
+    (``__index__``; a float is the twin's ``TypeError``), one beyond the C range clamped to it
+    (no length is beyond it); lengths are summed without overflow, whatever an item's ``len`` says."""
+    cdef Py_ssize_t limit = _as_clamped_ssize_t(cap, NULL)  # a float raises TypeError; clamps, never overflows
     queue = self.deque
     data = queue.popleft()
-    if not queue or self._write_again or len(data) >= cap:
+    if not queue or self._write_again or len(data) >= limit:
         return data
-    cdef Py_ssize_t size = len(data)
+    cdef Py_ssize_t size = len(data), n
     cdef list parts = [data]
     for nxt in queue:
-        size += len(nxt)
-        if size > cap:
+        n = len(nxt)
+        if n > limit - size:  # size + n > limit (size < limit here: no overflow)
             break
+        size += n
         parts.append(nxt)
     cdef Py_ssize_t i
     popleft = queue.popleft
