@@ -106,25 +106,46 @@ cdef class TimerService:
     cdef list _heap  # heap of (deadline, bucket): C code only, under the lock (``_heads`` is a copy)
     cdef dict __dict__  # a tool may replace a method on one service (the profiler times its fire)
     cdef _Lock _lock
+    cdef bint _ready  # __init__ ran
     #: the earliest wake-up requested from the loop (INF: none); no pending deadline is earlier
     cdef public double wake_at
     #: timers neither fired nor cancelled
     cdef public Py_ssize_t live
 
+    def __cinit__(self, *args, **kwargs):
+        # made once, before any method can run (a service made with __new__ alone, or initialised
+        # again, never has its lock freed or missing under a thread waiting for it)
+        self._lock = _Lock()
+        self._queues = {}
+        self._heap = []
+        self.wake_at = _INF
+        self._ready = False
+
     def __init__(self, wake, clock=time.monotonic, resolution=RESOLUTION_S):
         if not resolution > 0:
             raise ValueError(f"resolution must be a positive number of seconds, not {resolution!r}")
-        self._wake = wake
-        self._clock = clock
-        self._resolution = resolution
-        self._queues = {}
-        self._heap = []
-        self._lock = _Lock()
-        self.wake_at = _INF
-        self.live = 0
+        cdef double seconds = resolution
+        self._lock.acquire()
+        try:
+            self._wake = wake
+            self._clock = clock
+            self._resolution = seconds
+            self._queues = {}
+            self._heap = []
+            self.wake_at = _INF
+            self.live = 0
+            self._ready = True
+        finally:
+            self._lock.release()
+
+    cdef inline int _check_ready(self) except -1:
+        if not self._ready:  # the twin has no attributes then: the same error
+            raise AttributeError("TimerService.__init__ was not called: the service has no clock, queues or lock")
+        return 0
 
     def add(self, timeout, callback):
         """Call ``callback()`` on the loop once ``timeout`` seconds have passed, unless cancelled."""
+        self._check_ready()
         cdef double t = timeout
         if not t >= 0:  # negative (time already up) fires at once; NaN is refused
             if isnan(t):
@@ -184,6 +205,7 @@ cdef class TimerService:
         """Run the callbacks of every timer due by ``now`` (default: the clock), in deadline order
         per queue; return :attr:`wake_at`, the next wake-up the loop needs (INF: none). A callback
         that raises is logged and the others still run."""
+        self._check_ready()
         cdef double t = self._clock() if now is None else now
         cdef list due = []
         cdef list heads = self._heap
@@ -222,6 +244,7 @@ cdef class TimerService:
     def _heads(self):
         """The heap of ``(deadline, bucket)``, one entry per queue: a copy (the service's own is
         read and changed by C code under its lock only)."""
+        self._check_ready()
         self._lock.acquire()
         try:
             return list(self._heap)
@@ -231,6 +254,7 @@ cdef class TimerService:
     def idle(self):
         """With no timer pending, forget the wake-up requested (the loop may then stop its reactor
         timer, and the next timer added asks for a new one); True if idle."""
+        self._check_ready()
         self._lock.acquire()
         try:
             if self.live:
@@ -242,6 +266,7 @@ cdef class TimerService:
 
     def queued(self):
         """Timers held in the queues (pending ones: cancelled and fired ones are gone)."""
+        self._check_ready()
         self._lock.acquire()
         try:
             return sum([len((<_Queue>q).timers) for q in self._queues.values()])
@@ -250,6 +275,7 @@ cdef class TimerService:
 
     def buckets(self):
         """The timeout buckets that have a queue now, in ``resolution`` units."""
+        self._check_ready()
         self._lock.acquire()
         try:
             return sorted(self._queues)
