@@ -82,9 +82,9 @@ cdef bytes _plain_segments(bytes msg):
     return out
 
 
-def encode_plain(bytes msg):
+def encode_plain(bytes msg not None):
     """The segments an uncompressed :class:`SegmentCodec` writes for ``msg`` (``encode`` without a
-    buffer)."""
+    buffer); anything but ``bytes`` (``None`` too) is a ``TypeError``."""
     return _plain_segments(msg)
 
 
@@ -333,10 +333,12 @@ cdef _segments(conn, buffers, raw, bytes data, codec):
     if pos:
         keep(buffers, "_io_buffer", data, pos)
     if parts is not None:
-        if from_cql:
+        if from_cql and buffers._cql_frame_buffer is cql:
             for part in parts:  # appended: the bytes already there are not copied
                 cql.write(part)
-        else:
+        elif from_cql:  # replaced meanwhile (by a decompressor): the pending bytes go in its place, as in the twin
+            keep(buffers, "_cql_frame_buffer", b"".join([as_bytes(cql.getvalue())] + parts), 0)
+        elif changed:  # (unchanged, the buffer is left as it is, its position too)
             keep(buffers, "_cql_frame_buffer", b"".join(parts), 0)
     elif changed and (had or fpos < PyBytes_GET_SIZE(frames)):
         keep(buffers, "_cql_frame_buffer", frames, fpos)
