@@ -13,6 +13,7 @@ from cpython.pythread cimport (
     PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock, PyThread_release_lock,
     PyThread_type_lock, WAIT_LOCK,
 )
+from cpython.tuple cimport PyTuple_GET_SIZE
 from libc.math cimport ceil, isnan
 
 import heapq
@@ -37,7 +38,7 @@ log = logging.getLogger("pyfactories.connection")
 @cython.final
 cdef class _Queue:
     """Timers of one timeout bucket, oldest first; ``last`` is the latest deadline it was given."""
-    cdef readonly object timers  # OrderedDict: TimerHandle -> None
+    cdef object timers  # OrderedDict: TimerHandle -> None (not exposed; its entries are checked when read)
     cdef readonly long long bucket
     cdef double last
     cdef bint scheduled  # whether the heap holds an entry for this queue
@@ -50,6 +51,13 @@ cdef class _Queue:
 
     def __len__(self):
         return len(self.timers)
+
+
+cdef inline tuple _entry(e):
+    """A heap entry, checked: ``(deadline, bucket)`` (the heap is the C code's, but ``gc`` can reach it)."""
+    if type(e) is not tuple or PyTuple_GET_SIZE(e) != 2:
+        raise TypeError("pyfactories: a timer heap entry is not (deadline, bucket): changed from Python")
+    return <tuple>e
 
 
 @cython.final
@@ -167,8 +175,10 @@ cdef class TimerService:
             if found is None:
                 queue = _Queue(bucket)
                 self._queues[bucket] = queue
-            else:
+            elif type(found) is _Queue:
                 queue = <_Queue>found
+            else:
+                raise TypeError("pyfactories: a timer queue is not one: changed from Python")
             if deadline < queue.last:
                 deadline = queue.last
             queue.last = deadline
@@ -213,12 +223,18 @@ cdef class TimerService:
         cdef TimerHandle head
         self._lock.acquire()
         try:
-            while heads and (<tuple>heads[0])[0] <= t:
-                bucket = (<tuple>_heappop(heads))[1]
-                queue = <_Queue>self._queues[bucket]
+            while heads and _entry(heads[0])[0] <= t:
+                bucket = _entry(_heappop(heads))[1]
+                found = self._queues[bucket]
+                if type(found) is not _Queue:
+                    raise TypeError("pyfactories: a timer queue is not one: changed from Python")
+                queue = <_Queue>found
                 timers = queue.timers
                 while timers:
-                    head = <TimerHandle>next(iter(timers))
+                    found = next(iter(timers))
+                    if type(found) is not TimerHandle:
+                        raise TypeError("pyfactories: a queued timer is not a TimerHandle: changed from Python")
+                    head = <TimerHandle>found
                     if head.deadline > t:
                         _heappush(heads, (head.deadline, bucket))
                         break
@@ -229,7 +245,7 @@ cdef class TimerService:
                     queue.scheduled = False
                     del self._queues[bucket]
             self.live -= len(due)
-            self.wake_at = (<tuple>heads[0])[0] if heads else _INF
+            self.wake_at = _entry(heads[0])[0] if heads else _INF
         finally:
             self._lock.release()
         for head in due:
@@ -269,7 +285,7 @@ cdef class TimerService:
         self._check_ready()
         self._lock.acquire()
         try:
-            return sum([len((<_Queue>q).timers) for q in self._queues.values()])
+            return sum([len(q) for q in self._queues.values()])
         finally:
             self._lock.release()
 
