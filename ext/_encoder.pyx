@@ -19,8 +19,8 @@ from cassandra.connection import ConnectionBusy, ConnectionShutdown
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _UNSET_VALUE
 
 from pyfactories._encoding import ENCODE_OURS as _ENCODE_OURS
-from pyfactories._segments import SegmentCodec as _OurCodec
 from pyfactories._segments import encode_plain as _encode_plain
+from pyfactories._segments import plain_codec as _plain_codec
 
 cdef bint ENCODE_OURS = _ENCODE_OURS
 cdef object _DRIVER_ENCODE = ProtocolHandler.encode_message.__func__
@@ -279,9 +279,8 @@ def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
                        allow_beta_protocol_version=self.allow_beta_protocol_version)
     if self._is_checksumming_enabled:
         codec = self._segment_codec
-        # not (codec.compressor and codec.decompressor): the driver's ``compression`` property, not called
-        if (type(codec) is _OurCodec and not (codec.compressor and codec.decompressor) and type(data) is bytes
-                and "encode" not in codec.__dict__):  # a codec whose encode is replaced (timed) keeps it
+        # our codec, uncompressed, its encode not replaced (timed), its flag offset the protocol's
+        if type(data) is bytes and _plain_codec(codec):
             data = _encode_plain(data)
         else:
             buffer = io.BytesIO()

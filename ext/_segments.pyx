@@ -88,6 +88,20 @@ def encode_plain(bytes msg not None):
     return _plain_segments(msg)
 
 
+cdef inline bint _flag_at_17(codec) except -1:
+    """Whether ``codec`` puts the self-contained flag where the compiled headers do (its
+    ``FLAG_OFFSET`` is the protocol's 17: else its headers are the twin's)."""
+    flag_offset = codec.FLAG_OFFSET
+    return type(flag_offset) is int and flag_offset == 17
+
+
+def plain_codec(codec):
+    """Whether ``encode_plain`` writes what ``codec.encode`` writes for ``bytes``: this module's
+    codec, uncompressed, with ``encode`` and the flag offset of its class."""
+    return (type(codec) is SegmentCodec and not (codec.compressor and codec.decompressor)
+            and "encode" not in codec.__dict__ and _flag_at_17(codec))
+
+
 class SegmentCodec(_PySegmentCodec):
     """The driver's ``SegmentCodec`` with compiled checksums: the same bytes, headers, segments and
     errors (``decode`` and the compressed path are the twin's, whose CRC-32 is zlib's)."""
@@ -96,7 +110,7 @@ class SegmentCodec(_PySegmentCodec):
         return _header(self, payload_length, uncompressed_length, is_self_contained)
 
     def encode(self, buffer, msg):
-        if type(msg) is bytes and not self.compression:
+        if type(msg) is bytes and not self.compression and _flag_at_17(self):
             buffer.write(_plain_segments(msg))
         else:
             _PySegmentCodec.encode(self, buffer, msg)
@@ -190,7 +204,7 @@ cdef bint _process(conn) except -1:
         data = as_bytes(data)
     if conn._is_checksumming_enabled:
         codec = conn._segment_codec
-        if type(codec) is not SegmentCodec and not codec_is_standard(codec):
+        if not (_flag_at_17(codec) if type(codec) is SegmentCodec else codec_is_standard(codec)):
             _driver_process_io_buffer(conn)
             return False
         _segments(conn, buffers, raw, data, codec)

@@ -279,7 +279,7 @@ class Handler(ProtocolHandler):
 
 
 @fuzz
-@given(recipe=recipes, version=st.sampled_from([3, 4, 5]), codec=st.sampled_from(["none", "drivers", "ours", "ours-z"]),
+@given(recipe=recipes, version=st.sampled_from([3, 4, 5]), codec=st.sampled_from(["none", "drivers", "ours", "ours-z", "ours-shifted"]),
        handler=st.sampled_from(["driver", "subclass", "subclass-header"]), state_of=st.sampled_from(["open", "busy"]))
 def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of):
     encoder = {"driver": ProtocolHandler, "subclass": Handler, "subclass-header": Handler}[handler]
@@ -288,7 +288,8 @@ def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of)
         Handler._write_header = (staticmethod(lambda f, v, fl, s, o, n: ProtocolHandler._write_header(f, v, fl | 0x40, s, o, n))
                                  if handler == "subclass-header" else ProtocolHandler._write_header)
         codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _segments.SegmentCodec(),
-                  "ours-z": _segments.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:])}
+                  "ours-z": _segments.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:]),
+                  "ours-shifted": type("Shifted", (_segments.SegmentCodec,), {"FLAG_OFFSET": 19})()}
         conn = type("Conn", (Sending,), {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec])
         conn._socket_writable = state_of == "open"
         state = build(recipe)
