@@ -160,9 +160,8 @@ cdef class TimerService:
                 raise ValueError("timeout must be a number of seconds, not NaN")
             t = 0.0
         cdef double q = t / self._resolution
-        if not q <= _MAX_BUCKET:  # an infinite timeout too (the twin's bucket_of)
-            raise OverflowError(f"a timeout of {t!r} s is too long for a request timer")
-        cdef long long bucket = <long long>ceil(q)
+        # the twin's bucket_of: past the last bucket (an infinite timeout too), the last one
+        cdef long long bucket = <long long>(ceil(q) if q <= _MAX_BUCKET else _MAX_BUCKET)
         cdef double deadline = <double>self._clock() + t
         cdef TimerHandle handle = TimerHandle.__new__(TimerHandle)
         cdef _Queue queue

@@ -31,7 +31,7 @@ from typing import Callable
 
 RESOLUTION_S = 0.01
 INF = math.inf
-#: the largest timeout bucket (a timeout of more than this many ``resolution`` units is refused)
+#: the last timeout bucket: a timeout of more ``resolution`` units (an infinite one too) goes to it
 MAX_BUCKET = 2.0 ** 62
 
 log = logging.getLogger("pyfactories.connection")
@@ -52,11 +52,12 @@ def seconds(value: object) -> float:
 
 
 def bucket_of(timeout: float, resolution: float) -> int:
-    """The bucket of a timeout of ``timeout`` seconds (not negative, not NaN); ``OverflowError`` past
-    :data:`MAX_BUCKET` (an infinite timeout too: a request timer always ends)."""
+    """The bucket of a timeout of ``timeout`` seconds (not negative, not NaN): a timeout past
+    :data:`MAX_BUCKET` units (billions of years, or infinite) shares the last one, as the driver
+    takes any timeout (its deadline is its own, or its queue's later one: it never fires sooner)."""
     q = timeout / resolution
     if not q <= MAX_BUCKET:
-        raise OverflowError(f"a timeout of {timeout!r} s is too long for a request timer")
+        return int(MAX_BUCKET)
     return math.ceil(q)
 
 
