@@ -347,8 +347,10 @@ def state(conn) -> tuple:
        pending=st.sampled_from(["none", "at-end", "seeked", "lying-tell", "lying-value", "big-frame-start"]),
        decompress=st.sampled_from(["bytes", "bytes", "bytearray", "lying", "memoryview", "text", "replace-cql"]),
        tricks=st.dictionaries(st.integers(1, 6), st.sampled_from(["write-more", "new-cql-buffer", "switch",
-                                                                  "new-io-buffer", "raise"]), max_size=2))
-def test_frames_read_loop_is_the_twins(seed, version, segmented, compressed, n, how, pending, decompress, tricks):
+                                                                  "new-io-buffer", "raise"]), max_size=2),
+       lying_io=st.booleans())
+def test_frames_read_loop_is_the_twins(seed, version, segmented, compressed, n, how, pending, decompress, tricks,
+                                       lying_io):
     rnd = random.Random(seed)
     segmented = segmented and version >= 5
     drv_codec = codec(drv, compressed)
@@ -367,6 +369,8 @@ def test_frames_read_loop_is_the_twins(seed, version, segmented, compressed, n, 
         conn = type("C", (Recorder,), {"process_io_buffer": module.process_io_buffer})(
             version, ours if segmented else None, tricks)
         decompressor.conn = conn
+        if lying_io:  # an io buffer whose getvalue gives a bytes whose len lies
+            conn._io_buffer._io_buffer = LyingBuffer(b"", lying_value=True)
         if segmented and pending != "none":
             if pending in ("lying-tell", "lying-value"):
                 cql = LyingBuffer(start, told=told if pending == "lying-tell" else None,
