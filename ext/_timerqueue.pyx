@@ -36,6 +36,7 @@ log = logging.getLogger("pyfactories.connection")
 
 
 @cython.final
+@cython.auto_pickle(False)  # its timers are the service's own
 cdef class _Queue:
     """Timers of one timeout bucket, oldest first; ``last`` is the latest deadline it was given."""
     cdef object timers  # OrderedDict: TimerHandle -> None (not exposed; its entries are checked when read)
@@ -61,6 +62,7 @@ cdef inline tuple _entry(e):
 
 
 @cython.final
+@cython.auto_pickle(False)  # no state from Python: its queue and service are the service's own
 cdef class TimerHandle:
     """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it."""
     cdef TimerService _service
@@ -74,7 +76,7 @@ cdef class TimerHandle:
         return self._queue is not None
 
     def cancel(self):
-        if self._queue is not None:
+        if self._queue is not None and self._service is not None:
             self._service._cancel(self)
 
     def __repr__(self):
@@ -82,6 +84,7 @@ cdef class TimerHandle:
         return f"<TimerHandle {state} deadline={self.deadline:.3f}>"
 
 
+@cython.auto_pickle(False)
 cdef class _Lock:
     """A plain lock held by C code only (no Python context manager per timer)."""
     cdef PyThread_type_lock lock
@@ -104,6 +107,7 @@ cdef class _Lock:
         PyThread_release_lock(self.lock)
 
 
+@cython.auto_pickle(False)
 cdef class TimerService:
     """Timers of one reactor loop. ``wake(deadline)`` asks the loop to wake up by ``deadline``
     (called outside the service's lock, from whichever thread added the timer); ``clock`` is the
