@@ -45,6 +45,8 @@ class State:
 
     def _act(self, how: str) -> None:
         p = self.params
+        if how in ("grow", "shrink", "poison") and not isinstance(p, list):
+            return  # the values are a tuple: nothing to change
         if how == "grow":
             p.extend([b"G" * 5000] * 20)
             if p:
