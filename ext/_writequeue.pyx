@@ -3,12 +3,8 @@
 :func:`pyfactories._writes.take` (their pure-Python twins, which document them), methods of
 :class:`pyfactories._writes.CoalescedWrites`."""
 
+from cpython.number cimport PyNumber_AsSsize_t
 from cpython.pythread cimport PyThread_get_thread_ident
-from cpython.ref cimport PyObject
-
-cdef extern from "Python.h":
-    # with no exception given, an integer beyond the C range is clamped to it
-    Py_ssize_t _as_clamped_ssize_t "PyNumber_AsSsize_t"(object o, PyObject *exc) except? -1
 
 try:
     from cassandra.io import libevreactor
@@ -38,9 +34,16 @@ def push(self, data):
 def take(self, cap):
     """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
     or the head and what follows it joined, up to ``cap`` bytes. ``cap`` is an integer
-    (``__index__``; a float is the twin's ``TypeError``), one beyond the C range clamped to it
-    (no length is beyond it); lengths are summed without overflow, whatever an item's ``len`` says."""
-    cdef Py_ssize_t limit = _as_clamped_ssize_t(cap, NULL)  # a float raises TypeError; clamps, never overflows
+    (``__index__``; a float is the twin's ``TypeError``); one beyond the C range is the twin's (whose
+    sums of lengths, which an item's ``len`` can make as large as it likes, are unbounded); lengths
+    are summed here without overflow, whatever an item's ``len`` says."""
+    cdef Py_ssize_t limit
+    try:
+        limit = PyNumber_AsSsize_t(cap, OverflowError)  # a float raises TypeError
+    except OverflowError:
+        from pyfactories._writes import take as twin_take  # here: _writes imports this module
+
+        return twin_take(self, cap)
     queue = self.deque
     data = queue.popleft()
     if not queue or self._write_again or len(data) >= limit:

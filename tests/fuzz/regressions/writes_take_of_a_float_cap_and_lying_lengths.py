@@ -2,7 +2,8 @@
 where the twin compared it (a float) or took it (an integer beyond 64 bits: ``OverflowError``
 compiled); an item whose ``len`` lies (a ``bytes`` subclass saying ``sys.maxsize``) overflowed the
 compiled sum of lengths, so items past the cap were joined (the twin stops there). Both now take
-``cap`` through ``__index__`` (a float is a ``TypeError``), and the sum cannot overflow."""
+``cap`` through ``__index__`` (a float is a ``TypeError``), the sum cannot overflow, and a cap beyond
+the C range is the twin's (clamped, it differed where a length is the largest there is)."""
 
 import sys
 from collections import deque
@@ -39,6 +40,8 @@ cases = [
     ([b"a", b"b"], 3.7), ([b"a", b"b"], 2.0), ([b"a", b"b"], 10**30), ([b"a", b"b"], -10**30), ([b"a", b"b"], True),
     ([b"a", Huge(b"xyz"), b"c"], 100), ([b"a", b"b", Huge(b"xyz")], 100), ([b"a", Huge(b"q"), Huge(b"r")], sys.maxsize),
     ([b"a", Negative(b"nn"), b"c"], 3), ([bytearray(b"ab"), memoryview(b"cd"), b"ef"], 5), ([b"a", "text"], 10),
+    # a cap one beyond the C range, a length at its top: the twin's unbounded sums decide
+    ([Huge(b""), b""], 2**63), ([Huge(b"p"), Huge(b"q")], 2**64), ([Huge(b"p"), b"x"], 2**63), ([b"a"], -2**63 - 1),
 ]
 for items, cap in cases:
     want = outcome(_writes.take, items, cap)
