@@ -96,15 +96,16 @@ cdef inline void _put_le(char *out, uint64_t v, int n) noexcept nogil:
 
 
 def crc24(data, length):
-    """``cassandra.segment.compute_crc24(data, length)``: the CRC-24 of ``data``'s ``length`` low bytes."""
-    if not 0 <= length <= 8:
+    """``cassandra.segment.compute_crc24(data, length)``: the CRC-24 of ``data``'s ``length`` low bytes
+    (anything but two ``int``, or a length over 8, is the driver's, with its errors)."""
+    if type(data) is not int or type(length) is not int or not 0 <= length <= 8:
         return _segment.compute_crc24(data, length)
     return _crc24(<uint64_t>(data & ((1 << (8 * length)) - 1)), length)
 
 
 def crc32(data, value):
-    """``cassandra.segment.compute_crc32(data, value)`` (``zlib.crc32``) for ``bytes``; other objects
-    go to ``zlib``."""
-    if type(data) is not bytes or not 0 <= value <= 0xFFFFFFFF:
+    """``cassandra.segment.compute_crc32(data, value)`` (``zlib.crc32``) for ``bytes`` and an ``int``
+    value; anything else goes to ``zlib`` (whose errors, a ``TypeError`` for a float, are the driver's)."""
+    if type(data) is not bytes or type(value) is not int or not 0 <= value <= 0xFFFFFFFF:
         return _segment.compute_crc32(data, value)
     return _checksum(<const unsigned char *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), value)

@@ -3,6 +3,9 @@
 from cassandra.protocol import ProtocolException
 from pyfactories._framing import DISPATCH_OURS as _DISPATCH_OURS
 from pyfactories._framing import log as _log
+from pyfactories._framing import process_msg as _py_process_msg
+
+cdef object _MISSING = object()
 
 _driver_process_msg = Connection.process_msg
 
@@ -10,8 +13,16 @@ _driver_process_msg = Connection.process_msg
 def process_msg(self, header, body):
     """The driver's ``Connection.process_msg``: see :func:`pyfactories._framing.process_msg`, its
     pure-Python twin, for what is done here and what goes to the driver's own. The read loop of
-    this module calls it without a ``_Frame`` when the connection's class has not replaced it."""
-    _dispatch(self, header.stream, header.version, header.flags, header.opcode, body, header, 0, 0)
+    this module calls it without a ``_Frame`` when the connection's class has not replaced it.
+    A header whose fields are not ``int`` of a frame's range, or a body that is not ``bytes``, is
+    the twin's."""
+    stream, version, flags, opcode = header.stream, header.version, header.flags, header.opcode
+    if (type(stream) is not int or type(version) is not int or type(flags) is not int or type(opcode) is not int
+            or type(body) is not bytes or not (-32768 <= stream <= 32767) or not (0 <= version <= 255)
+            or not (0 <= flags <= 255) or not (0 <= opcode <= 255)):
+        _py_process_msg(self, header, body)
+        return
+    _dispatch(self, stream, version, flags, opcode, body, header, 0, 0)
 
 
 cdef bint DISPATCH_OURS = _DISPATCH_OURS
@@ -27,14 +38,16 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
                    Py_ssize_t body_offset, Py_ssize_t end_pos) except -1:
     """``header``: the frame's ``_Frame``, or ``None`` (built from the other arguments when the
     driver's ``process_msg`` or a log message needs one)."""
-    cdef dict requests
     if stream < 0 or not DISPATCH_OURS or conn._continuous_paging_sessions or conn.orphaned_request_ids:
         _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
+    requests = conn._requests
+    if type(requests) is not dict:  # replaced by another mapping: the twin's steps
+        _py_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
+        return 0
     try:
-        requests = conn._requests
-        entry = requests.pop(stream, None)
-        if entry is None:  # timed out and dropped: the driver's own way (it gives the id back)
+        entry = (<dict>requests).pop(stream, _MISSING)
+        if entry is _MISSING:  # timed out and dropped: the driver's own way (it gives the id back)
             _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
             return 0
         conn.msg_received = True
@@ -76,7 +89,7 @@ cdef int _deliver(conn, callback, response) except -1:
 cdef int _give_back(conn, int stream) except -1:
     """:func:`pyfactories._framing.give_back`."""
     sessions = conn._continuous_paging_sessions
-    if sessions and stream in sessions:
+    if stream in sessions:
         if sessions[stream].released:
             conn.remove_continuous_paging_session(stream)
         return 0

@@ -6,7 +6,8 @@ v5 and our uncompressed segment codec, the segments are written by ``pyfactories
 straight from it."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.dict cimport PyDict_Size
+from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.stdint cimport uint32_t
@@ -18,14 +19,14 @@ from cassandra.connection import ConnectionBusy, ConnectionShutdown
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _UNSET_VALUE
 
 from pyfactories._encoding import ENCODE_OURS as _ENCODE_OURS
-from pyfactories._encoding import plain_encoder as _plain_encoder_py
-from pyfactories._segments import SegmentCodec as _OurCodec
 from pyfactories._segments import encode_plain as _encode_plain
+from pyfactories._segments import plain_codec as _plain_codec
 
 cdef bint ENCODE_OURS = _ENCODE_OURS
 cdef object _DRIVER_ENCODE = ProtocolHandler.encode_message.__func__
 cdef object _EXECUTE = ExecuteMessage, _QUERY = QueryMessage, _UNSET = _UNSET_VALUE
-cdef dict _plain_handlers = {}  # handler class -> whether its encode_message is the driver's
+cdef object _WRITE_HEADER = ProtocolHandler._write_header
+cdef Py_ssize_t MAX_BODY = 2147483647  # a frame's body length is a signed 32-bit int
 
 cdef enum:
     _TRACING = 0x02
@@ -39,13 +40,12 @@ cdef enum:
 
 
 cdef inline bint _plain_encoder(encoder) except -1:
+    """:func:`pyfactories._encoding.plain_encoder`, asked every time (not cached: a handler class's
+    ``_write_header`` can be replaced after its first request)."""
     if not ENCODE_OURS or getattr(encoder, "__func__", None) is not _DRIVER_ENCODE:
         return False
     handler = getattr(encoder, "__self__", None)
-    found = _plain_handlers.get(handler)
-    if found is None:
-        found = _plain_handlers[handler] = _plain_encoder_py(encoder)
-    return found
+    return handler is not None and handler._write_header is _WRITE_HEADER
 
 
 cdef inline char *_short(char *p, unsigned int v) noexcept:
@@ -68,26 +68,25 @@ cdef inline char *_bytes(char *p, bytes b) noexcept:
     return p + n
 
 
-cdef inline bint _u16(v, unsigned int *out) except -1:
-    """``v`` as the driver's unsigned short (false: not an int in range, the driver's own error)."""
-    if not isinstance(v, int) or v < 0 or v > 0xFFFF:
-        return False
-    out[0] = v
-    return True
-
-
-cdef inline bint _i32(v, long long *out) except -1:
-    if not isinstance(v, int) or v < -2147483648 or v > 2147483647:
-        return False
-    out[0] = v
-    return True
+cdef inline int _flag(v) except -2:
+    """:func:`pyfactories._encoding._flag`: 0 or 1 for ``None``, a ``bool`` or an ``int``; -1 otherwise."""
+    if v is None or v is False:
+        return 0
+    if v is True:
+        return 1
+    if type(v) is int:
+        return 1 if v else 0  # an int's truth runs no Python code
+    return -1
 
 
 cdef inline bytes _utf8(s):
-    """A string field as the driver writes it (``str`` in UTF-8, ``bytes`` as they are); None otherwise."""
+    """:func:`pyfactories._encoding._utf8`: a string field as the driver writes it, or None."""
     if type(s) is str:
-        return PyUnicode_AsUTF8String(s)
-    return s if type(s) is bytes else None
+        try:
+            return PyUnicode_AsUTF8String(s)
+        except UnicodeEncodeError:
+            return None
+    return <bytes>s if type(s) is bytes else None
 
 
 def encode_message(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version):
@@ -96,6 +95,8 @@ def encode_message(msg, stream_id, protocol_version, compressor, allow_beta_prot
 
 
 cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
+    """Every field is read once, in the twin's order, into a local of an exact type (the values into
+    a tuple): after the reads no Python code runs, so what is sized is what is written."""
     kind = type(msg)
     cdef bint execute = kind is _EXECUTE
     if not execute and kind is not _QUERY:
@@ -103,95 +104,122 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     if type(protocol_version) is not int or not (3 <= protocol_version <= 5):
         return None
     cdef int version = protocol_version
-    keyspace = msg.keyspace
-    if (msg.custom_payload or msg.continuous_paging_options or (compressor and version < 5)
-            or (keyspace is not None and version < 5)):
+    if type(stream_id) is not int or not (-32768 <= stream_id <= 32767):
         return None
-    cdef long long stream, fetch, count_i
-    if not isinstance(stream_id, int) or stream_id < -32768 or stream_id > 32767:
+    cdef int stream = stream_id
+    if compressor is not None and version < 5:
         return None
-    stream = stream_id
-    # the fields, checked and sized
+    cdef int beta = _flag(allow_beta)
+    if beta < 0:
+        return None
+    custom_payload = msg.custom_payload
+    if custom_payload is not None and not (type(custom_payload) is dict and PyDict_Size(custom_payload) == 0):
+        return None
+    if msg.continuous_paging_options is not None:
+        return None
     cdef bytes first, second = None, ks = None, paging = None
     cdef Py_ssize_t size = 0
-    if execute:
-        first = msg.query_id if type(msg.query_id) is bytes else None
-        if first is None or PyBytes_GET_SIZE(first) > 0xFFFF:
+    keyspace = msg.keyspace
+    if keyspace is not None:
+        if version < 5:
             return None
+        ks = _utf8(keyspace)
+        if ks is None or PyBytes_GET_SIZE(ks) > 0xFFFF:
+            return None
+    if execute:
+        query_id = msg.query_id
+        if type(query_id) is not bytes or PyBytes_GET_SIZE(query_id) > 0xFFFF:
+            return None
+        first = <bytes>query_id
         size += 2 + PyBytes_GET_SIZE(first)
         if version >= 5:
-            second = msg.result_metadata_id if type(msg.result_metadata_id) is bytes else None
-            if second is None or PyBytes_GET_SIZE(second) > 0xFFFF:
+            metadata_id = msg.result_metadata_id
+            if type(metadata_id) is not bytes or PyBytes_GET_SIZE(metadata_id) > 0xFFFF:
                 return None
+            second = <bytes>metadata_id
             size += 2 + PyBytes_GET_SIZE(second)
     else:
         first = _utf8(msg.query)
-        if first is None:
+        if first is None or PyBytes_GET_SIZE(first) > MAX_BODY:
             return None
         size += 4 + PyBytes_GET_SIZE(first)
-    cdef unsigned int cl, serial_cl = 0
-    if not _u16(msg.consistency_level, &cl):
+    consistency_level = msg.consistency_level
+    if type(consistency_level) is not int or not (0 <= consistency_level <= 0xFFFF):
         return None
+    cdef unsigned int cl = consistency_level
     size += 2 + (4 if version >= 5 else 1)
     cdef uint32_t flags = 0
-    params = msg.query_params
+    cdef tuple params = None
     cdef Py_ssize_t i, n = 0
-    cdef bint as_list = type(params) is list
-    if params is not None:
-        if not as_list and type(params) is not tuple:
+    raw_params = msg.query_params
+    if raw_params is not None:
+        if type(raw_params) is list:
+            params = PyList_AsTuple(raw_params)  # a copy: nothing changes it from here
+        elif type(raw_params) is tuple:
+            params = <tuple>raw_params
+        else:
             return None
-        flags |= _VALUES
-        n = len(params)
+        n = PyTuple_GET_SIZE(params)
         if n > 0xFFFF:
             return None
+        flags |= _VALUES
         size += 2
         for i in range(n):
-            v = <object>(PyList_GET_ITEM(params, i) if as_list else PyTuple_GET_ITEM(params, i))
+            v = <object>PyTuple_GET_ITEM(params, i)
             if v is None or v is _UNSET:
                 size += 4
-            elif type(v) is bytes:
-                size += 4 + PyBytes_GET_SIZE(<bytes>v)
+            elif type(v) is bytes and PyBytes_GET_SIZE(v) <= MAX_BODY:
+                size += 4 + PyBytes_GET_SIZE(v)
             else:
                 return None
     serial = msg.serial_consistency_level
-    if serial:
-        if not _u16(serial, &serial_cl):
+    cdef unsigned int serial_cl = 0
+    if serial is not None:
+        if type(serial) is not int or not (0 <= serial <= 0xFFFF):
             return None
-        flags |= _SERIAL
-        size += 2
+        serial_cl = serial
+        if serial_cl:
+            flags |= _SERIAL
+            size += 2
     fetch_size = msg.fetch_size
-    if fetch_size:
-        if not _i32(fetch_size, &fetch):
+    cdef long long fetch = 0
+    if fetch_size is not None:
+        if type(fetch_size) is not int or not (-2147483648 <= fetch_size <= 2147483647):
             return None
-        flags |= _PAGE_SIZE
-        size += 4
-    if msg.paging_state:
-        if type(msg.paging_state) is not bytes:
+        fetch = fetch_size
+        if fetch:
+            flags |= _PAGE_SIZE
+            size += 4
+    paging_state = msg.paging_state
+    if paging_state is not None:
+        if type(paging_state) is not bytes or PyBytes_GET_SIZE(paging_state) > MAX_BODY:
             return None
-        paging = msg.paging_state
-        flags |= _PAGING_STATE
-        size += 4 + PyBytes_GET_SIZE(paging)
+        if PyBytes_GET_SIZE(paging_state):
+            paging = <bytes>paging_state
+            flags |= _PAGING_STATE
+            size += 4 + PyBytes_GET_SIZE(paging)
     timestamp = msg.timestamp
     cdef unsigned long long ts = 0
     if timestamp is not None:  # the driver writes it unsigned (uint64_pack)
-        if not isinstance(timestamp, int) or timestamp < 0 or timestamp > 18446744073709551615:
+        if type(timestamp) is not int or not (0 <= timestamp <= 18446744073709551615):
             return None
         ts = timestamp
         flags |= _TIMESTAMP
         size += 8
-    if keyspace is not None:
-        ks = _utf8(keyspace)
-        if ks is None or PyBytes_GET_SIZE(ks) > 0xFFFF:
-            return None
+    cdef int tracing = _flag(msg.tracing)
+    if tracing < 0:
+        return None
+    if ks is not None:
         flags |= _KEYSPACE
         size += 2 + PyBytes_GET_SIZE(ks)
-    if size > 2147483647 - 9:
+    if size > MAX_BODY:
         return None
-    # the frame
+    # the frame: from here on, only the locals above are read
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 9 + size)
-    cdef char *p = PyBytes_AS_STRING(out)
+    cdef char *start = PyBytes_AS_STRING(out)
+    cdef char *p = start
     p[0] = <char>version
-    p[1] = <char>((_TRACING if msg.tracing else 0) | (_USE_BETA if allow_beta else 0))
+    p[1] = <char>((_TRACING if tracing else 0) | (_USE_BETA if beta else 0))
     p = _short(p + 2, <unsigned int>(stream & 0xFFFF))
     p[0] = <char>(0x0A if execute else 0x07)
     p = _int(p + 1, <uint32_t>size)
@@ -210,7 +238,7 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     if params is not None:
         p = _short(p, <unsigned int>n)
         for i in range(n):
-            v = <object>(PyList_GET_ITEM(params, i) if as_list else PyTuple_GET_ITEM(params, i))
+            v = <object>PyTuple_GET_ITEM(params, i)
             if v is None:
                 p = _int(p, <uint32_t>0xFFFFFFFF)
             elif v is _UNSET:
@@ -228,6 +256,8 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
         p = _int(p, <uint32_t>(ts & 0xFFFFFFFF))
     if ks is not None:
         p = _bytes(_short(p, <unsigned int>PyBytes_GET_SIZE(ks)), ks)
+    if p - start != 9 + size:  # cannot happen: every length written was summed above
+        raise SystemError("pyfactories: a frame was not written as sized")
     return out
 
 
@@ -249,9 +279,8 @@ def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
                        allow_beta_protocol_version=self.allow_beta_protocol_version)
     if self._is_checksumming_enabled:
         codec = self._segment_codec
-        # not (codec.compressor and codec.decompressor): the driver's ``compression`` property, not called
-        if (type(codec) is _OurCodec and not (codec.compressor and codec.decompressor) and type(data) is bytes
-                and "encode" not in codec.__dict__):  # a codec whose encode is replaced (timed) keeps it
+        # our codec, uncompressed, its encode not replaced (timed), its flag offset the protocol's
+        if type(data) is bytes and _plain_codec(codec):
             data = _encode_plain(data)
         else:
             buffer = io.BytesIO()

@@ -25,27 +25,33 @@ from cassandra.connection import Connection, CrcMismatchException, ProtocolError
 
 from pyfactories._framing import SegmentCodec as _PySegmentCodec
 from pyfactories._framing import (
-    HEADER_CRC_MISMATCH, NEGATIVE_BODY, PAYLOAD_CRC_MISMATCH, UNSUPPORTED_VERSION, codec_is_standard, defunct_with,
-    keep, raise_short_read, switched,
+    HEADER_CRC_MISMATCH, NEGATIVE_BODY, PAYLOAD_CRC_MISMATCH, UNSUPPORTED_VERSION, as_bytes, codec_is_standard,
+    defunct_with, keep, raise_short_read, switched,
 )
+from pyfactories._framing import header_bytes as _py_header_bytes
+from pyfactories._framing import header_from as _py_header_from
 
 include "_checksums.pxi"
 
 
 cdef bytes _header(codec, payload_length, uncompressed_length, is_self_contained):
-    """The header and its CRC-24, as ``SegmentCodec.encode_header`` writes them (same checks)."""
+    """The header and its CRC-24, as ``SegmentCodec.encode_header`` writes them (same checks, the
+    codec's attributes read in the twin's order, once)."""
     if payload_length > MAX_PAYLOAD:
         raise DriverException('Payload length exceed Segment.MAX_PAYLOAD_LENGTH')
     header_data = payload_length
     flag_offset = codec.FLAG_OFFSET
-    compression = codec.compression
-    if compression:
+    cdef int n = 3
+    if codec.compression:
         header_data |= uncompressed_length << flag_offset
         flag_offset += 17
+        n = 5
     if is_self_contained:
         header_data |= 1 << flag_offset
-    cdef int n = 5 if compression else 3
-    cdef uint64_t low = header_data & (((<uint64_t>1) << (8 * n)) - 1)
+    low_bits = header_data & (((<uint64_t>1) << (8 * n)) - 1)
+    if type(low_bits) is not int or not (0 <= low_bits < ((<uint64_t>1) << (8 * n))):
+        return _py_header_bytes(low_bits, n)  # an int subclass's operators gave something else: the twin's answer
+    cdef uint64_t low = low_bits
     out = PyBytes_FromStringAndSize(NULL, n + 3)
     cdef char *p = PyBytes_AS_STRING(out)
     _put_le(p, low, n)
@@ -76,10 +82,24 @@ cdef bytes _plain_segments(bytes msg):
     return out
 
 
-def encode_plain(bytes msg):
+def encode_plain(bytes msg not None):
     """The segments an uncompressed :class:`SegmentCodec` writes for ``msg`` (``encode`` without a
-    buffer)."""
+    buffer); anything but ``bytes`` (``None`` too) is a ``TypeError``."""
     return _plain_segments(msg)
+
+
+cdef inline bint _flag_at_17(codec) except -1:
+    """Whether ``codec`` puts the self-contained flag where the compiled headers do (its
+    ``FLAG_OFFSET`` is the protocol's 17: else its headers are the twin's)."""
+    flag_offset = codec.FLAG_OFFSET
+    return type(flag_offset) is int and flag_offset == 17
+
+
+def plain_codec(codec):
+    """Whether ``encode_plain`` writes what ``codec.encode`` writes for ``bytes``: this module's
+    codec, uncompressed, with ``encode`` and the flag offset of its class."""
+    return (type(codec) is SegmentCodec and not (codec.compressor and codec.decompressor)
+            and "encode" not in codec.__dict__ and _flag_at_17(codec))
 
 
 class SegmentCodec(_PySegmentCodec):
@@ -90,18 +110,17 @@ class SegmentCodec(_PySegmentCodec):
         return _header(self, payload_length, uncompressed_length, is_self_contained)
 
     def encode(self, buffer, msg):
-        if type(msg) is bytes and not self.compression:
+        if type(msg) is bytes and not self.compression and _flag_at_17(self):
             buffer.write(_plain_segments(msg))
         else:
             _PySegmentCodec.encode(self, buffer, msg)
 
     def decode_header(self, buffer):
-        cdef bint compression = bool(self.compression)
-        cdef int n = 5 if compression else 3
+        cdef int n = 5 if self.compression else 3
         data = buffer.read(n + 3)
         if type(data) is not bytes:
-            data = bytes(data)
-        if len(data) < n + 3:
+            return _py_header_from(data, n)  # another object (a subclass's len may lie): the twin's
+        if PyBytes_GET_SIZE(data) < n + 3:
             raise_short_read(1)  # raises the driver's error
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
         cdef uint64_t header = _le(p, n)
@@ -112,7 +131,7 @@ class SegmentCodec(_PySegmentCodec):
         cdef Py_ssize_t payload_length, uncompressed_length
         payload_length = header & MAX_PAYLOAD
         header >>= 17
-        if compression:
+        if n == 5:
             uncompressed_length = header & MAX_PAYLOAD
             header >>= 17
         else:
@@ -182,10 +201,10 @@ cdef bint _process(conn) except -1:
     raw = buffers._io_buffer
     data = raw.getvalue()
     if type(data) is not bytes:
-        data = bytes(data)
+        data = as_bytes(data)
     if conn._is_checksumming_enabled:
         codec = conn._segment_codec
-        if type(codec) is not SegmentCodec and not codec_is_standard(codec):
+        if not (_flag_at_17(codec) if type(codec) is SegmentCodec else codec_is_standard(codec)):
             _driver_process_io_buffer(conn)
             return False
         _segments(conn, buffers, raw, data, codec)
@@ -206,14 +225,19 @@ cdef bint _process(conn) except -1:
 
 cdef int _peek(conn, bytes data, Py_ssize_t pos, Py_ssize_t size, raw, Py_ssize_t *end) except -2:
     """:func:`_frame_in` where the frame may switch the connection to segments: the io buffer's
-    position is first set past the frame, where the driver's would be when it switches."""
+    position is first set past the frame (of any supported version), where the driver's would be
+    when it switches."""
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data) + pos
     cdef Py_ssize_t avail = size - pos
     cdef int32_t body
-    if avail >= 9 and SUPPORTED[p[0] & 0x7F] and (p[0] & 0x7F) >= 3:
-        body = <int32_t>((<uint32_t>p[5] << 24) | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 8) | p[8])
-        if 0 <= body <= avail - 9:
-            raw.seek(pos + 9 + body)
+    cdef int header_size
+    if avail > 0 and SUPPORTED[p[0] & 0x7F]:
+        header_size = 9 if (p[0] & 0x7F) >= 3 else 8
+        if avail >= header_size:
+            p += header_size - 4
+            body = <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3])
+            if 0 <= body <= avail - header_size:
+                raw.seek(pos + header_size + body)
     return _frame_in(conn, data, pos, size, end)
 
 
@@ -225,19 +249,6 @@ cdef Py_ssize_t _need(const unsigned char *p, Py_ssize_t avail) noexcept:
         return -1
     body = <int32_t>((<uint32_t>p[5] << 24) | (<uint32_t>p[6] << 16) | (<uint32_t>p[7] << 8) | p[8])
     return -1 if body < 0 else 9 + <Py_ssize_t>body
-
-
-cdef Py_ssize_t _need_in_buffer(cql, Py_ssize_t had):
-    """:func:`_need` of the frame begun in the driver's cql frame buffer, read without copying it
-    (a copy now would be copied again by the next ``write``)."""
-    if had < 9:
-        return -1
-    view = cql.getbuffer()
-    try:
-        head = bytes(view[:9])
-    finally:
-        view.release()
-    return _need(<const unsigned char *>PyBytes_AS_STRING(head), 9)
 
 
 cdef _segments(conn, buffers, raw, bytes data, codec):
@@ -256,18 +267,26 @@ cdef _segments(conn, buffers, raw, bytes data, codec):
     cdef uint32_t expected, actual
     cdef int got
     cql = buffers._cql_frame_buffer
-    cdef Py_ssize_t had = cql.tell()
+    cdef Py_ssize_t had = 0
     cdef bint from_cql = False, changed = False
     parts = None
     frames = b""
-    if had:
-        need = _need_in_buffer(cql, had)
-        if need > had:
-            from_cql, parts, waiting = True, [], had
-        else:
-            frames = cql.getvalue()
-            if type(frames) is not bytes:
-                frames = bytes(frames)
+    if type(cql) is BytesIO:  # the driver's: its size and first bytes read without copying it
+        view = cql.getbuffer()
+        try:
+            had = len(view)
+            head = bytes(view[:9])
+        finally:
+            view.release()
+        if had:
+            need = _need(<const unsigned char *>PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head))
+            if need > had and cql.tell() == had:  # later reads are appended at its end
+                from_cql, parts, waiting = True, [], had
+            else:
+                frames = as_bytes(cql.getvalue())
+    else:  # another object: what it holds, as the twin reads it
+        frames = as_bytes(cql.getvalue())
+        had = PyBytes_GET_SIZE(frames)
     while True:
         if parts is None:
             while True:  # frames already whole
@@ -306,7 +325,7 @@ cdef _segments(conn, buffers, raw, bytes data, codec):
         if compression and ulen > 0:
             payload = codec.decompress(data[start:start + plen], ulen)
             if type(payload) is not bytes:
-                payload = bytes(payload)
+                payload = as_bytes(payload)
         elif parts is None and fpos == PyBytes_GET_SIZE(frames):
             fpos = _frames_in_place(conn, data, start, start + plen)
             if fpos < 0:
@@ -328,10 +347,12 @@ cdef _segments(conn, buffers, raw, bytes data, codec):
     if pos:
         keep(buffers, "_io_buffer", data, pos)
     if parts is not None:
-        if from_cql:
+        if from_cql and buffers._cql_frame_buffer is cql:
             for part in parts:  # appended: the bytes already there are not copied
                 cql.write(part)
-        else:
+        elif from_cql:  # replaced meanwhile (by a decompressor): the pending bytes go in its place, as in the twin
+            keep(buffers, "_cql_frame_buffer", b"".join([as_bytes(cql.getvalue())] + parts), 0)
+        elif changed:  # (unchanged, the buffer is left as it is, its position too)
             keep(buffers, "_cql_frame_buffer", b"".join(parts), 0)
     elif changed and (had or fpos < PyBytes_GET_SIZE(frames)):
         keep(buffers, "_cql_frame_buffer", frames, fpos)

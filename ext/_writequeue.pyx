@@ -3,6 +3,7 @@
 :func:`pyfactories._writes.take` (their pure-Python twins, which document them), methods of
 :class:`pyfactories._writes.CoalescedWrites`."""
 
+from cpython.number cimport PyNumber_AsSsize_t
 from cpython.pythread cimport PyThread_get_thread_ident
 
 try:
@@ -16,9 +17,9 @@ def push(self, data):
     loop's thread."""
     cdef bint wake
     lock = self._deque_lock
-    queue = self.deque
     lock.acquire()
     try:
+        queue = self.deque  # read under the lock, as the twin does
         wake = not queue
         queue.append(data)
     finally:
@@ -30,19 +31,30 @@ def push(self, data):
             loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
 
 
-def take(self, Py_ssize_t cap):
+def take(self, cap):
     """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
-    or the head and what follows it joined, up to ``cap`` bytes."""
+    or the head and what follows it joined, up to ``cap`` bytes. ``cap`` is an integer
+    (``__index__``; a float is the twin's ``TypeError``); one beyond the C range is the twin's (whose
+    sums of lengths, which an item's ``len`` can make as large as it likes, are unbounded); lengths
+    are summed here without overflow, whatever an item's ``len`` says."""
+    cdef Py_ssize_t limit
+    try:
+        limit = PyNumber_AsSsize_t(cap, OverflowError)  # a float raises TypeError
+    except OverflowError:
+        from pyfactories._writes import take as twin_take  # here: _writes imports this module
+
+        return twin_take(self, cap)
     queue = self.deque
     data = queue.popleft()
-    if not queue or self._write_again or len(data) >= cap:
+    if not queue or self._write_again or len(data) >= limit:
         return data
-    cdef Py_ssize_t size = len(data)
+    cdef Py_ssize_t size = len(data), n
     cdef list parts = [data]
     for nxt in queue:
-        size += len(nxt)
-        if size > cap:
+        n = len(nxt)
+        if n > limit - size:  # size + n > limit (size < limit here: no overflow)
             break
+        size += n
         parts.append(nxt)
     cdef Py_ssize_t i
     popleft = queue.popleft

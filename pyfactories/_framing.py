@@ -91,8 +91,18 @@ def _header(codec: Any, payload_length: int, uncompressed_length: int, is_self_c
         n = 5
     if is_self_contained:
         header_data |= 1 << flag_offset
-    low = header_data & ((1 << (8 * n)) - 1)
+    return header_bytes(header_data & ((1 << (8 * n)) - 1), n)
+
+
+def header_bytes(low: Any, n: int) -> bytes:
+    """A segment header's ``n`` bytes, ``low``, and their CRC-24 (``int.to_bytes``'s errors)."""
     return low.to_bytes(n, "little") + crc24(low, n).to_bytes(3, "little")
+
+
+def as_bytes(data: Any) -> bytes:
+    """``bytes(data)`` as a ``bytes`` itself (``bytes()`` can give a subclass, whose ``len`` may lie)."""
+    data = bytes(data)
+    return data if type(data) is bytes else memoryview(data).tobytes()
 
 
 def raise_short_read(wanted: int) -> None:
@@ -126,20 +136,7 @@ class SegmentCodec(_segment.SegmentCodec):
 
     def decode_header(self, buffer):
         n = 5 if self.compression else 3
-        data = buffer.read(n + 3)
-        if len(data) < n + 3:
-            raise_short_read(1)
-        header = int.from_bytes(data[:n], "little")
-        expected = int.from_bytes(data[n:], "little")
-        actual = crc24(header, n)
-        if actual != expected:
-            raise _segment.CrcException(HEADER_CRC_MISMATCH.format(header, expected, actual))
-        flags = header >> 17
-        uncompressed_length = -1
-        if n == 5:
-            uncompressed_length = flags & MAX_PAYLOAD
-            flags >>= 17
-        return _segment.SegmentHeader(header & MAX_PAYLOAD, uncompressed_length, flags & 1 == 1)
+        return header_from(buffer.read(n + 3), n)
 
     def decode(self, buffer, header):
         encoded = buffer.read(header.payload_length)
@@ -154,6 +151,24 @@ class SegmentCodec(_segment.SegmentCodec):
         if self.compression and header.uncompressed_payload_length > 0:
             payload = self.decompress(encoded, header.uncompressed_payload_length)
         return _segment.Segment(payload, header.is_self_contained)
+
+
+def header_from(data: Any, n: int) -> Any:
+    """The ``SegmentHeader`` in the ``n + 3`` bytes read (``n``: the header's length), or the driver's
+    errors: a short read, a CRC mismatch."""
+    if len(data) < n + 3:
+        raise_short_read(1)
+    header = int.from_bytes(data[:n], "little")
+    expected = int.from_bytes(data[n:n + 3], "little")
+    actual = crc24(header, n)
+    if actual != expected:
+        raise _segment.CrcException(HEADER_CRC_MISMATCH.format(header, expected, actual))
+    flags = header >> 17
+    uncompressed_length = -1
+    if n == 5:
+        uncompressed_length = flags & MAX_PAYLOAD
+        flags >>= 17
+    return _segment.SegmentHeader(header & MAX_PAYLOAD, uncompressed_length, flags & 1 == 1)
 
 
 def codec_is_standard(codec: Any) -> bool:
@@ -228,7 +243,7 @@ def _process(conn: Any) -> bool:
         conn._current_frame = None  # headers are read from the bytes each time
     buffers = conn._io_buffer
     raw = buffers._io_buffer
-    data = bytes(raw.getvalue())
+    data = as_bytes(raw.getvalue())
     if conn._is_checksumming_enabled:
         codec = conn._segment_codec
         if not codec_is_standard(codec):
@@ -254,7 +269,7 @@ def _segments(conn: Any, buffers: Any, raw: Any, data: bytes, codec: Any) -> Non
     """The v5 loop: segments in order, each checked, their payloads joined to the pending frame
     bytes, every whole frame delivered; the first bad segment or frame defuncts the connection."""
     hlen = 5 if codec.compression else 3
-    frames = bytes(buffers._cql_frame_buffer.getvalue())
+    frames = as_bytes(buffers._cql_frame_buffer.getvalue())
     had, changed = bool(frames), False
     pos = fpos = 0
     while True:
@@ -286,7 +301,7 @@ def _segments(conn: Any, buffers: Any, raw: Any, data: bytes, codec: Any) -> Non
         pos = start + plen + 4
         uncompressed = (header >> 17) & MAX_PAYLOAD if hlen == 5 else 0
         if uncompressed > 0:
-            payload = bytes(codec.decompress(payload, uncompressed))
+            payload = as_bytes(codec.decompress(payload, uncompressed))
         frames, fpos, changed = frames[fpos:] + payload, 0, True
     if pos:
         keep(buffers, "_io_buffer", data, pos)

@@ -31,8 +31,34 @@ from typing import Callable
 
 RESOLUTION_S = 0.01
 INF = math.inf
+#: the last timeout bucket: a timeout of more ``resolution`` units (an infinite one too) goes to it
+MAX_BUCKET = 2.0 ** 62
 
 log = logging.getLogger("pyfactories.connection")
+
+
+def seconds(value: object) -> float:
+    """``value`` as the C ``double`` the compiled service takes (``PyFloat_AsDouble``): a ``float``
+    (a subclass's own value), or what ``__float__`` or ``__index__`` give; ``TypeError`` otherwise
+    (a string is not parsed)."""
+    kind = type(value)
+    if kind is float:
+        return value  # type: ignore[return-value]
+    if issubclass(kind, float):
+        return float.__float__(value)  # type: ignore[arg-type]
+    if hasattr(kind, "__float__") or hasattr(kind, "__index__"):
+        return float(value)  # type: ignore[arg-type]
+    raise TypeError(f"must be real number, not {kind.__name__}")
+
+
+def bucket_of(timeout: float, resolution: float) -> int:
+    """The bucket of a timeout of ``timeout`` seconds (not negative, not NaN): a timeout past
+    :data:`MAX_BUCKET` units (billions of years, or infinite) shares the last one, as the driver
+    takes any timeout (its deadline is its own, or its queue's later one: it never fires sooner)."""
+    q = timeout / resolution
+    if not q <= MAX_BUCKET:
+        return int(MAX_BUCKET)
+    return math.ceil(q)
 
 
 class _Queue(OrderedDict):
@@ -81,9 +107,9 @@ class TimerService:
             raise ValueError(f"resolution must be a positive number of seconds, not {resolution!r}")
         self._wake = wake
         self._clock = clock
-        self._resolution = resolution
+        self._resolution = seconds(resolution)
         self._queues: dict[int, _Queue] = {}
-        self._heads: list[tuple[float, int]] = []
+        self._heap: list[tuple[float, int]] = []
         self._lock = threading.Lock()
         #: the earliest wake-up requested from the loop (INF: none); no pending deadline is earlier
         self.wake_at = INF
@@ -92,12 +118,13 @@ class TimerService:
 
     def add(self, timeout: float, callback: Callable[[], object]) -> TimerHandle:
         """Call ``callback()`` on the loop once ``timeout`` seconds have passed, unless cancelled."""
+        timeout = seconds(timeout)
         if not timeout >= 0:  # negative (time already up) fires at once; NaN is refused
             if math.isnan(timeout):
                 raise ValueError("timeout must be a number of seconds, not NaN")
             timeout = 0.0
-        bucket = math.ceil(timeout / self._resolution)
-        deadline = self._clock() + timeout
+        bucket = bucket_of(timeout, self._resolution)
+        deadline = seconds(self._clock()) + timeout
         with self._lock:
             queue = self._queues.get(bucket)
             if queue is None:
@@ -110,7 +137,7 @@ class TimerService:
             self.live += 1
             if not queue.scheduled:
                 queue.scheduled = True
-                heapq.heappush(self._heads, (deadline, bucket))
+                heapq.heappush(self._heap, (deadline, bucket))
             wake = deadline < self.wake_at
             if wake:
                 self.wake_at = deadline
@@ -132,11 +159,10 @@ class TimerService:
         """Run the callbacks of every timer due by ``now`` (default: the clock), in deadline order
         per queue; return :attr:`wake_at`, the next wake-up the loop needs (INF: none). A callback
         that raises is logged and the others still run."""
-        if now is None:
-            now = self._clock()
+        now = seconds(self._clock() if now is None else now)
         due: list[TimerHandle] = []
         with self._lock:
-            heads, queues = self._heads, self._queues
+            heads, queues = self._heap, self._queues
             while heads and heads[0][0] <= now:
                 _, bucket = heapq.heappop(heads)
                 queue = queues[bucket]
@@ -160,6 +186,13 @@ class TimerService:
             except Exception:
                 log.exception("request timer callback %r raised; the other timers go on", callback)
         return self.wake_at
+
+    @property
+    def _heads(self) -> list[tuple[float, int]]:
+        """The heap of ``(deadline, bucket)``, one entry per queue: a copy (the service's own is
+        changed under its lock only)."""
+        with self._lock:
+            return list(self._heap)
 
     def idle(self) -> bool:
         """With no timer pending, forget the wake-up requested (the loop may then stop its reactor

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import socket
 import ssl
 import threading
@@ -72,6 +73,7 @@ def push(self: Any, data: bytes) -> None:
 def take(self: Any, cap: int) -> Any:
     """``CoalescedWrites._take``: the next bytes to write (caller holds ``_deque_lock``; the queue
     is not empty): the head, or the head and what follows it joined, up to ``cap`` bytes."""
+    cap = operator.index(cap)  # an integer (a float is a TypeError), as the compiled one takes it
     queue = self.deque
     data = queue.popleft()
     if not queue or self._write_again or len(data) >= cap:
