@@ -31,9 +31,11 @@ ASAN_DIR ?= .cache/asan
 FUZZ_EXAMPLES ?= 500
 FUZZ_LONG_EXAMPLES ?= 20000
 SANITIZER_LIBS = $(shell $${CC:-gcc} -print-file-name=libasan.so) $(shell $${CC:-gcc} -print-file-name=libubsan.so)
-# leaks: the interpreter's own at exit are not ours; a report stops the process with a non-zero status
+# leaks: the interpreter's own at exit are not ours; a report stops the process with a non-zero status.
+# A huge allocation is a MemoryError, as in a normal build (bytes(n) of a huge n in the driver's own code).
+# pytest captures at the sys level only, so a report on the process's stderr is seen.
 ASAN_ENV = LD_PRELOAD="$(SANITIZER_LIBS)" PYTHONMALLOC=malloc \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
@@ -96,11 +98,11 @@ asan-build: build
 
 asan: asan-build
 	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
-		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --hypothesis-show-statistics $(FUZZ_ARGS)
+		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --capture=sys --hypothesis-show-statistics $(FUZZ_ARGS)
 
 fuzz-long: asan-build
 	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_LONG_EXAMPLES) \
-		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --hypothesis-show-statistics $(FUZZ_ARGS)
+		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --capture=sys --hypothesis-show-statistics $(FUZZ_ARGS)
 
 profile: build
 	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)
