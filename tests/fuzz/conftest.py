@@ -18,6 +18,8 @@ EXAMPLES = int(os.environ.get("PYFACTORIES_FUZZ_EXAMPLES", "100"))
 #: no health check about slow data or large inputs (frames are large on purpose).
 fuzz = settings(
     max_examples=EXAMPLES,
+    # CI runs the same examples every time (a run found once is found again); elsewhere they vary
+    derandomize=os.environ.get("CI", "") == "true",
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
                            HealthCheck.function_scoped_fixture],

@@ -69,7 +69,9 @@ def test_rows_typed_factories_match_the_twin_on_lying_input(recipe, kind):
     assert results[0] == results[1]
     if kind == "kwargs" and results[0][0] == "value":
         _, rows, plain = build(recipe)
-        assert results[0][1] == [describe(d) for d in query.dict_factory(plain, [tuple(r) for r in rows])]
+        # the rows present when the call starts: a rows list is snapshotted before its rows are read, so a
+        # row that a row's iteration appends is not built (the driver's comprehension would also build it)
+        assert results[0][1] == [describe(d) for d in query.dict_factory(plain, [tuple(r) for r in list(rows)])]
 
 
 # -- constructors that change what is being read --------------------------------------------------------
