@@ -11,7 +11,7 @@ PY := $(BIN)/python
 DEPS := $(VENV)/.deps-installed
 
 # Options of `make profile`: make profile PATTERN=sync FACTORY=cached_named_tuple_factory
-# CONNECTION=pyfactories profiles with pyfactories' connection class (fastpath.cluster_options())
+# CONNECTION=pyfactories profiles with pyfactories' connection class (connection.cluster_options())
 PATTERN ?=
 FACTORY ?=
 CONNECTION ?=
@@ -92,7 +92,7 @@ test-integration: build
 # files are copied only when newer, so a second run rebuilds only what changed.
 asan-build: build
 	mkdir -p $(ASAN_DIR)
-	{ git ls-files -co --exclude-standard; ls ext/*.c ext/_driver_version.pxi; } | sort -u \
+	{ git ls-files -co --exclude-standard; ls ext/*/*.c ext/_driver_version.pxi; } | sort -u \
 		| while read -r f; do [ -f "$$f" ] && echo "$$f"; done | xargs cp -pu --parents -t $(ASAN_DIR)
 	cd $(ASAN_DIR) && PYFACTORIES_SANITIZE=1 $(abspath $(PY)) setup.py -q build_ext --inplace
 
@@ -162,4 +162,4 @@ typecheck: $(DEPS)
 	$(BIN)/mypy --ignore-missing-imports tests/typing_user.py
 
 clean:
-	rm -rf build dist wheelhouse *.egg-info pyfactories/*.so ext/*.c
+	rm -rf build dist wheelhouse *.egg-info pyfactories/*/*.so ext/*/*.c

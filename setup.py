@@ -1,6 +1,7 @@
 """Build the compiled modules of pyfactories.
 
-Every ``ext/<name>.pyx`` becomes ``pyfactories.<name>``. With Cython present
+Every ``ext/<concept>/<name>.pyx`` becomes ``pyfactories.<concept>.<name>``: ``ext/`` has the
+folders of the package, and a compiled module sits beside its pure-Python specification. With Cython present
 the ``.pyx`` is compiled; without it (installing from an sdist) the generated
 ``ext/<name>.c`` that the sdist carries is used, so only a C compiler is needed.
 
@@ -27,7 +28,7 @@ def _extensions():
         from Cython.Build import cythonize
     except ImportError:
         cythonize = None
-    sources = sorted((HERE / "ext").glob("*.pyx" if cythonize else "*.c"))
+    sources = sorted((HERE / "ext").glob("*/*.pyx" if cythonize else "*/*.c"))
     if not sources:
         raise SystemExit("no sources in ext/: install Cython to build from a git checkout")
     driver = _driver()
@@ -43,12 +44,15 @@ def _extensions():
         flags.append("-Werror")
     # The C helpers (declared for Cython in the .pxd of the same name): a changed header recompiles
     # the modules, from an sdist too (cythonize alone only adds the headers a module cimports).
-    headers = sorted(str(h.relative_to(HERE)) for h in (HERE / "ext").glob("*.h"))
+    headers = sorted(str(h.relative_to(HERE)) for h in (HERE / "ext").glob("*/*.h"))
+    # ext/ for the generated _driver_version.pxi, and every concept's folder for its headers and .pxd
+    # (the decoding cimports the rows' row builders).
+    folders = [str(HERE / "ext"), *sorted(str(d) for d in (HERE / "ext").iterdir() if d.is_dir())]
     modules = [
         Extension(
-            f"pyfactories.{src.stem}",
+            "pyfactories." + ".".join(src.relative_to(HERE / "ext").with_suffix("").parts),
             [str(src.relative_to(HERE))],
-            include_dirs=[str(HERE / "ext")],
+            include_dirs=folders,
             depends=headers,
             define_macros=macros,
             extra_compile_args=flags,
@@ -67,7 +71,7 @@ def _extensions():
     }
     _record_driver_version(driver[0] if driver else "none",
                            _pxd_digest(Path(driver[1]) / "cassandra") if driver else None)
-    include = [driver[1]] if driver else []
+    include = [*folders, *([driver[1]] if driver else [])]
     if WERROR:
         from Cython.Compiler import Options
 

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 DISTRIBUTIONS = ("cassandra-driver", "scylla-driver")
-#: The driver releases the fast path is tested on (the install matrix runs its differential tests
-#: on each); with any other, it warns and sessions keep the driver's own path.
-FASTPATH_RELEASES = {"cassandra-driver": ("3.30.0", "3.30.1"), "scylla-driver": ("3.29.11", "3.29.12")}
+#: The driver releases pyfactories is tested on, by distribution (the one list: the install matrix,
+#: ``make test-matrix``, runs the differential tests of every part on each); with any other, only the
+#: row factories and typed rows are on (``pyfactories._support`` decides, part by part).
+TESTED_RELEASES = {"cassandra-driver": ("3.30.0", "3.30.1"), "scylla-driver": ("3.29.11", "3.29.12")}
 #: The driver's ``.pxd`` files the fast path is compiled against (``cimport``, directly or not).
 FASTPATH_PXD = ("buffer.pxd", "deserializers.pxd")
 INSTALL_HINT = "pip install 'pyfactories[cassandra]' (or 'pyfactories[scylla]' for ScyllaDB's driver)"

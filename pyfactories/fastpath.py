@@ -1,246 +1,68 @@
-"""Rows built while decoding, for the requests whose row factory allows it: one line per session.
+"""Deprecated: the fast path is now ``pyfactories.decoding``, and one call turns every part on.
 
-    from pyfactories import fastpath
-    fastpath.enable(session, rows="named")   # or rows="dict"
-    ...
-    fastpath.disable(session)                # back to the driver's path
-    bound = fastpath.bind(prepared, values)  # prepared.bind(values), compiled (pyfactories.binding)
+    import pyfactories
+    pyfactories.enable(cluster)   # before connect(); or pyfactories.enable(session) after
 
-``enable`` adds a request-init listener (``Session.add_request_init_listener``)
-to that session (and the two session methods below): every request the session starts
-(``execute``, ``execute_async``, ``execute_concurrent``, and their later pages)
-is routed by the row factory its execution profile (or the legacy
-``session.row_factory``) names (``route``):
-
-* the driver's ``named_tuple_factory`` (the driver's default): rows of the kind
-  given to ``enable``, built while decoding;
-* ``pyfactories.cached_named_tuple_factory``: named rows built while decoding;
-* the driver's and our ``dict_factory``: dicts built while decoding;
-* ``tuple_factory``: plain tuples, decoded the fast way;
-* our ``ordered_dict_factory``, and any object whose ``__pyfactories_factory__``
-  is true: plain tuples decoded the fast way, then the factory itself, called by
-  the driver as usual (its errors are that request's error);
-* anything else (an application's own function, the driver's
-  ``ordered_dict_factory``, DSE graph factories): the driver's own path, untouched.
-
-``enable`` also gives the session's requests leaner futures (``pyfactories.futures``; ``futures=False``
-leaves them the driver's), and makes the statements ``session.prepare`` returns bind their values with
-``pyfactories.binding.bind`` (the driver's ``BoundStatement``, for less CPU; ``binds=False`` leaves
-them the driver's): see ``pyfactories.binding`` for how, without changing the driver's modules.
-
-A routed request's future gets one of this module's protocol handlers (a
-subclass of the driver's ``ProtocolHandler`` whose RESULT message decodes rows
-with ``pyfactories._fastpath``: metadata cached per column list or prepared
-statement, values decoded by the driver's own deserializers, each row built
-once). When its rows are built already, its row factory becomes
-``tuple_factory``, one of the driver's, so ``ResultSet.was_applied`` keeps
-working. A request whose future was given another handler than the driver's
-(a session's own ``client_protocol_handler``) is left alone, and so are the
-driver's internal queries (query traces, schema).
-
-The rows equal those the request's own factory makes on the driver's path
-(field names included). Results that use a column encryption policy or DSE
-continuous paging are decoded by the driver's own path and then given to
-``cached_named_tuple_factory`` / ``dict_factory`` / ``tuple_factory``.
-
-The compiled module depends on the driver's binary internals: it records a
-digest of the driver's ``.pxd`` declarations it was built against, and runs on
-the driver releases it is tested on (``pyfactories._driver.FASTPATH_RELEASES``,
-cassandra-driver and scylla-driver) whose declarations are the same. With any
-other driver, or one without its compiled extensions, importing this module
-warns once and ``enable`` leaves the session on the driver's normal path
-(returning False).
+Every name here still works, with a ``DeprecationWarning`` that names the new call.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-import cassandra
-from cassandra import protocol
-from cassandra.cluster import Session
+from . import decoding as _decoding
 
-from . import __impl__, _driver, _impl, binding
-from . import futures as _futures
-
-ROWS = ("named", "dict")
-#: ``prepared.bind(values)``, the driver's ``BoundStatement`` for less CPU (``pyfactories.binding``).
-bind = binding.bind
-
-
-def _why_unavailable() -> str | None:
-    if __impl__ != "cython":
-        return "pyfactories runs its pure-Python implementation"
-    if not getattr(protocol, "HAVE_CYTHON", False):
-        return "the installed Cassandra driver has no compiled extensions"
-    dist, version = _driver.distribution(), cassandra.__version__
-    if version not in _driver.FASTPATH_RELEASES.get(dist, ()):
-        releases = "; ".join(f"{d} {', '.join(v)}" for d, v in _driver.FASTPATH_RELEASES.items())
-        return f"{dist} {version} is not a driver release it is tested on ({releases})"
-    built = getattr(_impl.impl, "BUILT_AGAINST_PXD", None)
-    if built is None or _driver.pxd_digest() != built:
-        return (f"the compiled declarations of {dist} {version} differ from those of the driver it was built "
-                f"against ({getattr(_impl.impl, 'BUILT_AGAINST_DRIVER', '?')})")
-    return None
+#: what replaces each name
+NEW = {
+    "enable": "pyfactories.enable(session)",
+    "disable": "pyfactories.disable(session)",
+    "cluster_options": "pyfactories.enable(cluster) before cluster.connect()",
+    "bind": "pyfactories.binding.bind(prepared, values)",
+}
 
 
-UNAVAILABLE_REASON = _why_unavailable()
-if UNAVAILABLE_REASON is None:
-    try:
-        from . import _fastpath, _routes
-    except ImportError as exc:
-        UNAVAILABLE_REASON = f"pyfactories._fastpath could not be imported: {exc}"
-AVAILABLE = UNAVAILABLE_REASON is None
-#: The one warning of a fast path that is off (at import, and again from ``enable``).
-OFF = (f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}; sessions keep the driver's normal path. Install a "
-       "driver release it is tested on, or rebuild pyfactories against the installed one, to use it.")
-if not AVAILABLE:
-    warnings.warn(OFF, RuntimeWarning, stacklevel=2)
+def _deprecated(name: str) -> None:
+    new = NEW.get(name, f"pyfactories.decoding.{name}")
+    warnings.warn(f"pyfactories.fastpath.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=3)
 
 
-KINDS = ("named", "dict", "tuple")
+def enable(session: Any, rows: str = "named", binds: bool = True, futures: bool = True) -> bool:
+    """``pyfactories.enable(session, rows=rows, binds=binds, futures=futures)``: True if rows are built
+    while decoding."""
+    _deprecated("enable")
+    from ._enable import enable as enable_all
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # it warned as the fast path's before
+        done = enable_all(session, rows=rows, binds=binds, futures=futures, connection=False)
+    if not done["rows"].on:
+        warnings.warn(f"pyfactories.fastpath stays off: {done['rows'].why}", RuntimeWarning, stacklevel=2)
+    return done["rows"].on
 
 
-def _make_handler(rows: str) -> type:
-    from cassandra.query import tuple_factory
+def disable(session: Any) -> None:
+    """``pyfactories.disable(session)``."""
+    _deprecated("disable")
+    from ._enable import disable as disable_all
 
-    from . import cached_named_tuple_factory, dict_factory
-
-    kind = _KIND[rows]
-    base_message = protocol.ProtocolHandler.message_types_by_opcode[protocol.ResultMessage.opcode]
-    factory = {"named": cached_named_tuple_factory, "dict": dict_factory, "tuple": tuple_factory}[rows]
-    decoder = _fastpath.RowsDecoder(kind, base_message.recv_results_rows, factory)
-
-    def recv_results_rows(self, f, protocol_version, user_type_map, result_metadata, column_encryption_policy):
-        decoder(self, f, protocol_version, user_type_map, result_metadata, column_encryption_policy)
-
-    name = rows.capitalize()
-    message = type(f"Fastpath{name}ResultMessage", (base_message,), {"recv_results_rows": recv_results_rows, "decoder": decoder})
-    opcodes = dict(protocol.ProtocolHandler.message_types_by_opcode)
-    opcodes[message.opcode] = message
-    base_decode = protocol.ProtocolHandler.decode_message.__func__
-    namespace = {
-        "message_types_by_opcode": opcodes,
-        "decode_message": _fastpath.make_decode_message(decoder, base_decode, message,
-                                                        _driver.takes_protocol_features()),
-    }
-    return type(f"Fastpath{name}ProtocolHandler", (protocol.ProtocolHandler,), namespace)
+    disable_all(session)
 
 
-def _make_router() -> object:
-    from cassandra import query
+def cluster_options(connection_class: type | None = None) -> dict[str, Any]:
+    """``pyfactories.connection.cluster_options(connection_class)``; ``pyfactories.enable(cluster)`` does it."""
+    _deprecated("cluster_options")
+    from . import connection
 
-    from . import _python, _speedups
-
-    return _routes.Router(
-        protocol.ProtocolHandler,
-        [_HANDLERS[rows] for rows in KINDS],  # in the order of _routes.NAMED, DICT, TUPLE
-        tuple_factory=query.tuple_factory,
-        session_default=query.named_tuple_factory,
-        named=(_speedups.cached_named_tuple_factory, _python.cached_named_tuple_factory),
-        dicts=(query.dict_factory, _speedups.dict_factory, _python.dict_factory),
-        kept=(_speedups.ordered_dict_factory, _python.ordered_dict_factory),
-    )
+    return connection.cluster_options(connection_class)
 
 
-if AVAILABLE:
-    _KIND = {"named": _fastpath.ROWS_NAMED, "dict": _fastpath.ROWS_DICT, "tuple": _fastpath.ROWS_TUPLE}
-    _HANDLERS: dict[str, type] = {rows: _make_handler(rows) for rows in KINDS}
-    _ROUTER = _make_router()
-    _ROUTE_KIND = {"named": _routes.NAMED, "dict": _routes.DICT}
-    #: One request-init listener per kind of rows a session asks for (``enable``'s ``rows``).
-    _LISTENERS = {rows: _routes.RequestRouter(_ROUTER, _ROUTE_KIND[rows]) for rows in ROWS}
-else:
-    _KIND, _HANDLERS, _ROUTER, _ROUTE_KIND, _LISTENERS = {}, {}, None, {}, {}
+def __getattr__(name: str) -> Any:
+    if name == "bind":
+        _deprecated(name)
+        from .binding import bind
 
-
-def handler(rows: str = "named") -> type:
-    """The protocol handler class that builds ``rows`` rows ("named", "dict" or "tuple") while decoding
-    (e.g. to ``decode_message`` a captured body)."""
-    if rows not in KINDS:
-        raise ValueError(f"rows must be one of {KINDS}, not {rows!r}")
-    _check_available()
-    return _HANDLERS[rows]
-
-
-def route(row_factory: object, rows: str = "named") -> tuple[type, object]:
-    """``(protocol handler class, row factory)`` a request whose future has ``row_factory`` gets on a
-    session where ``enable(session, rows=rows)`` is on: see the module's docstring."""
-    _check_rows(rows)
-    _check_available()
-    return _ROUTER.route(row_factory, _ROUTE_KIND[rows])
-
-
-def _check_available() -> None:
-    if not AVAILABLE:
-        raise RuntimeError(f"pyfactories.fastpath is off: {UNAVAILABLE_REASON}")
-
-
-def _check_rows(rows: str) -> None:
-    if rows not in ROWS:
-        raise ValueError(f"rows must be one of {ROWS}, not {rows!r}")
-
-
-def is_enabled(session: Session) -> bool:
-    return getattr(session, "_pyfactories_fastpath", None) is not None
-
-
-def enable(session: Session, rows: str = "named", binds: bool = True, futures: bool = True) -> bool:
-    """Turn the fast path on for ``session``; True if it is on, False if it stays on the driver's path.
-
-    ``rows``: what requests whose factory is the driver's ``named_tuple_factory`` (its default) get;
-    ``binds``: the statements ``session.prepare`` returns are bound by ``pyfactories.binding.bind``;
-    ``futures``: the session's requests get ``pyfactories.futures.LeanResponseFuture`` s.
-    """
-    _check_rows(rows)
-    if not AVAILABLE:
-        warnings.warn(OFF, RuntimeWarning, stacklevel=2)
-        return False
-    if is_enabled(session):
-        disable(session)
-    if session.cluster.column_encryption_policy is not None:
-        warnings.warn("pyfactories.fastpath stays off: the cluster uses a column encryption policy", RuntimeWarning, stacklevel=2)
-        return False
-    if session.client_protocol_handler is not protocol.ProtocolHandler:
-        warnings.warn(
-            f"pyfactories.fastpath stays off: the session uses its own protocol handler {session.client_protocol_handler!r}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return False
-    listener = _LISTENERS[rows]
-    session.add_request_init_listener(listener)
-    session._pyfactories_fastpath = (rows, listener)  # type: ignore[attr-defined]
-    if binds:
-        binding.install(session)
-    if futures:
-        _futures.install(session)
-    return True
-
-
-def disable(session: Session) -> None:
-    """Put ``session`` back on the driver's path (a no-op when the fast path is off)."""
-    state = getattr(session, "_pyfactories_fastpath", None)
-    binding.uninstall(session)
-    _futures.uninstall(session)
-    if state is None:
-        return
-    _, listener = state
-    try:
-        session.remove_request_init_listener(listener)
-    except ValueError:  # the application removed it already
-        pass
-    session._pyfactories_fastpath = None  # type: ignore[attr-defined]
-
-
-def cache_info() -> dict[str, tuple[int, int]]:
-    """``{rows: (hits, misses)}`` of the per-metadata decode plans, for "named", "dict" and "tuple"."""
-    decoders = {rows: h.message_types_by_opcode[protocol.ResultMessage.opcode].decoder for rows, h in _HANDLERS.items()}
-    return {rows: (decoder.hits, decoder.misses) for rows, decoder in decoders.items()}
-
-
-# Request timers that cost the same at any number of requests in flight (pyfactories.connection):
-# ``Cluster(..., **fastpath.cluster_options())``.
-from . import connection as _connection  # noqa: E402
-
-cluster_options = _connection.cluster_options
+        return bind
+    value = getattr(_decoding, name)  # an AttributeError for a name neither has
+    _deprecated(name)
+    return value

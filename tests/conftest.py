@@ -25,7 +25,7 @@ def pytest_report_header(config):
     ]
 
 
-IMPLEMENTATIONS = {"c": "pyfactories._speedups", "py": "pyfactories._python"}
+IMPLEMENTATIONS = {"c": "pyfactories.rows._rows", "py": "pyfactories.rows._rows_py"}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))

@@ -1,4 +1,4 @@
-"""``bind`` (``pyfactories._binding`` and its specification ``pyfactories._bindspec``) against the driver's
+"""``bind`` (``pyfactories.binding._binding`` and its specification ``pyfactories.binding._binding_py``) against the driver's
 ``BoundStatement.bind``: the same statement state, values, routing key and errors for every CQL type."""
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from cassandra.query import UNSET_VALUE, BatchStatement, BoundStatement, Prepare
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyfactories import _bindspec, binding, fastpath
-from pyfactories._bindspec import PLAN_ATTRIBUTE as PLAN
+from pyfactories import binding
+from pyfactories.binding import _binding_py as _bindspec
+from pyfactories import decoding
+from pyfactories.binding._binding_py import PLAN_ATTRIBUTE as PLAN
 
 from .bind_values import TYPES, anything, prepared
 
-IMPLEMENTATIONS = {"c": "pyfactories._binding", "py": "pyfactories._bindspec"}
+IMPLEMENTATIONS = {"c": "pyfactories.binding._binding", "py": "pyfactories.binding._binding_py"}
 ALL = list(TYPES)
 ROW = st.tuples(*[TYPES[cql][1] for cql in ALL])
 
@@ -236,7 +238,7 @@ def test_timestamps_round_as_each_driver_does(value):
 
 
 def test_the_default_bind_is_the_compiled_one():
-    assert fastpath.bind is binding.bind is importlib.import_module(IMPLEMENTATIONS["c"]).bind
+    assert decoding.bind is binding.bind is importlib.import_module(IMPLEMENTATIONS["c"]).bind
 
 
 class Session:

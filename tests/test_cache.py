@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from pyfactories._python import CacheInfo
+from pyfactories.rows._rows_py import CacheInfo
 
 
 def test_cache_is_bounded_when_columns_are_aliased_dynamically(impl):

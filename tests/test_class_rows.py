@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyfactories
-from pyfactories import _classrows
+from pyfactories.rows import _typed_py as _classrows
 
 from .strategies import result_sets
 

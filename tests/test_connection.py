@@ -1,5 +1,5 @@
-"""The request timer service on a fake clock, compiled (``pyfactories._timerqueue``, id ``c``) and in pure
-Python (``pyfactories._timers``, id ``py``), and ``cluster_options``."""
+"""The request timer service on a fake clock, compiled (``pyfactories.connection._timers``, id ``c``) and in pure
+Python (``pyfactories.connection._timers_py``, id ``py``), and ``cluster_options``."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import weakref
 import pytest
 from cassandra.connection import Connection
 
-from pyfactories import connection, fastpath
-from pyfactories._timers import INF
+from pyfactories import connection
+from pyfactories import decoding
+from pyfactories.connection._timers_py import INF
 
-TIMER_MODULES = {"c": "pyfactories._timerqueue", "py": "pyfactories._timers"}
+TIMER_MODULES = {"c": "pyfactories.connection._timers", "py": "pyfactories.connection._timers_py"}
 
 
 class Clock:
@@ -251,7 +252,7 @@ def test_threads_adding_and_cancelling_lose_nothing(svc):
 
 
 def test_cluster_options_gives_our_libev_connection():
-    options = fastpath.cluster_options()
+    options = connection.cluster_options()
     assert options == {"connection_class": connection.TimerQueueLibevConnection}
     assert issubclass(connection.TimerQueueLibevConnection, connection._LibevBase)
     assert connection.cluster_options(connection._LibevBase) == options

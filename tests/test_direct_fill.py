@@ -12,7 +12,7 @@ import weakref
 import attrs
 import pytest
 
-from pyfactories import _speedups
+from pyfactories.rows import _rows as _speedups
 
 COLS = ["id", "name", "tags"]
 
@@ -99,7 +99,7 @@ def test_a_missing_column_takes_the_constructor_and_its_default():
 
 
 def test_the_python_twin_never_fills():
-    from pyfactories import _python
+    from pyfactories.rows import _rows_py as _python
 
     assert _python.class_row(Slotted)._fills_slots(COLS) is False
 

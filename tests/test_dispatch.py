@@ -1,5 +1,5 @@
-"""Dispatch of answers (``process_msg``) by ``pyfactories._segments`` (id ``c``) and its twin
-``pyfactories._framing`` (``py``), against the driver's ``Connection.process_msg`` on driver
+"""Dispatch of answers (``process_msg``) by ``pyfactories.connection._framing`` (id ``c``) and its twin
+``pyfactories.connection._framing_py`` (``py``), against the driver's ``Connection.process_msg`` on driver
 connections without a socket: what the request's callback gets, what is defunct, what is logged,
 which stream ids are free again; called as a method and (compiled) straight from the read loop."""
 
@@ -17,9 +17,9 @@ from cassandra.connection import Connection
 from cassandra.marshal import int32_pack
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import fastpath
+from pyfactories import decoding
 
-MODULES = {"c": "pyfactories._segments", "py": "pyfactories._framing"}
+MODULES = {"c": "pyfactories.connection._framing", "py": "pyfactories.connection._framing_py"}
 VERSION = 4
 
 
@@ -91,7 +91,7 @@ def _raises(*args):
 
 def scenario(name: str, conn: Dispatching) -> list[tuple[int, bytes, int, int]]:
     """Set up ``conn`` for one scenario; the frames (stream, body, opcode, flags) it then reads."""
-    fast = fastpath.handler("named").decode_message
+    fast = decoding.handler("named").decode_message
     if name == "void":
         conn.send(5, conn.callback("a"))
         conn.send(6, conn.callback("b"), fast)
@@ -238,7 +238,7 @@ def test_no_references_are_left_behind(framing):
     assert conn._requests == {} and len(conn.request_ids) == free
 
 
-@pytest.mark.parametrize("rows", fastpath.KINDS)
+@pytest.mark.parametrize("rows", decoding.KINDS)
 @pytest.mark.parametrize("body,flags", [(VOID, 0), (VOID + b"\x00", 0), (KEYSPACE, 0),
                                         (struct.pack(">H", 1) + string("careful") + VOID, 0x08)])
 def test_the_fast_paths_void_answer_is_the_drivers(rows, body, flags):
@@ -251,4 +251,4 @@ def test_the_fast_paths_void_answer_is_the_drivers(rows, body, flags):
         except Exception as exc:
             return describe(exc)
 
-    assert decode(fastpath.handler(rows)) == decode(ProtocolHandler)
+    assert decode(decoding.handler(rows)) == decode(ProtocolHandler)

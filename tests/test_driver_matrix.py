@@ -1,6 +1,6 @@
 """Every driver release the fast path supports, proven against the real node: the wheel and that
 release installed into a fresh virtual environment, then the fast path's differential tests and the
-connection's tests (``fastpath.cluster_options()``'s classes: timers, framing, writes) run there
+connection's tests (``connection.cluster_options()``'s classes: timers, framing, writes) run there
 against the installed wheel (not the source tree). The package's unit suite runs from the
 wheel of every CPython found, and every other Python x driver pair gets a smoke test with rows from
 the node. A release outside the list, and one without compiled extensions, get one warning and the
@@ -68,7 +68,7 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, conta
     python = env_with(tmp_path / "env", [driver, wheels["cp311"], *TEST_TOOLS])
     installed = run(python, "-W", "error", "-c", "import pyfactories, cassandra; from pyfactories import _driver, "
                     "fastpath; print(_driver.distribution(), cassandra.__version__, pyfactories.__file__, "
-                    "fastpath.cluster_options()['connection_class'].__name__)", cwd=suite).stdout
+                    "connection.cluster_options()['connection_class'].__name__)", cwd=suite).stdout
     assert installed.split()[:2] == driver.split("==") and installed.split()[2].startswith(str(tmp_path))
     assert installed.split()[3] == "TimerQueueLibevConnection"
     futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
@@ -94,7 +94,7 @@ rows = {}
 for fast in (False, True):
     cluster, session = connect(contact, row_factory=named_tuple_factory)
     if fast:
-        assert fastpath.enable(session)
+        assert decoding.enable(session)
     rows[fast] = list(session.execute(query))
     cluster.shutdown()
 print(json.dumps({"rows": len(rows[True]), "equal": rows[True] == rows[False],
@@ -122,14 +122,14 @@ from profiling.cluster import Contact, connect
 contact = Contact(os.environ["PYFACTORIES_HOSTS"].split(","), int(os.environ["PYFACTORIES_PORT"]))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    from pyfactories import fastpath
+    from pyfactories import decoding
     cluster, session = connect(contact, row_factory=named_tuple_factory)
-    enabled = fastpath.enable(session)
+    enabled = decoding.enable(session)
 row = session.execute("SELECT key, cluster_name FROM system.local").one()
 cluster.shutdown()
 with warnings.catch_warnings(record=True) as timers:
     warnings.simplefilter("always")
-    options = fastpath.cluster_options()
+    options = connection.cluster_options()
 print(json.dumps({"enabled": enabled, "row": type(row).__name__, "fields": list(row._fields),
                   "warnings": sorted({str(w.message) for w in caught if w.category is RuntimeWarning}),
                   "options": repr(options), "timers": [str(w.message) for w in timers if w.category is RuntimeWarning]}))

@@ -1,4 +1,4 @@
-"""Requests encoded by ``pyfactories._encoder`` (id ``c``) and its twin ``pyfactories._encoding``
+"""Requests encoded by ``pyfactories.connection._encoding`` (id ``c``) and its twin ``pyfactories.connection._encoding_py``
 (``py``), against the driver's ``ProtocolHandler.encode_message`` and ``Connection.send_msg``: the
 same bytes for every EXECUTE and QUERY message, the driver's own encoding (and errors) for the rest."""
 
@@ -17,9 +17,10 @@ from cassandra.protocol import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyfactories import _segments, fastpath
+from pyfactories.connection import _framing as _segments
+from pyfactories import decoding
 
-MODULES = {"c": "pyfactories._encoder", "py": "pyfactories._encoding"}
+MODULES = {"c": "pyfactories.connection._encoding", "py": "pyfactories.connection._encoding_py"}
 
 
 @pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
@@ -147,7 +148,7 @@ def test_send_msg_is_the_drivers(encoding, codec, state, handler):
         def encode_message(cls, msg, stream_id, protocol_version, compressor, allow_beta_protocol_version):
             return b"custom frame"
 
-    encoder = {"driver": ProtocolHandler, "fastpath": fastpath.handler("named"), "custom": Custom}[handler]
+    encoder = {"driver": ProtocolHandler, "fastpath": decoding.handler("named"), "custom": Custom}[handler]
     version = 5 if codec != "none" else 4
     for msg in (ExecuteMessage(b"id", [b"x" * 300, None], ConsistencyLevel.ONE, result_metadata_id=b"m"),
                 QueryMessage("SELECT 1", ConsistencyLevel.ONE), OptionsMessage()):

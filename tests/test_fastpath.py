@@ -17,7 +17,8 @@ from cassandra.query import dict_factory, named_tuple_factory, tuple_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 
 from .result_bodies import EMPTY_VALUE, SAMPLES, UDT, result_metadata, rows_body, string
 
@@ -69,7 +70,7 @@ def test_rows_equal_driver_rows(rows_kind, result, protocol_version, prepared, p
     columns, rows = result
     body = rows_body(columns, rows, protocol_version, paging_state=paging_state, metadata=not prepared)
     meta = result_metadata(columns) if prepared else None
-    handler = fastpath.handler(rows_kind)
+    handler = decoding.handler(rows_kind)
     expected_msg, expected = driver_rows(body, rows_kind, protocol_version=protocol_version, result_meta=meta)
     for _ in range(2):  # the second decode runs on a cached plan
         msg = decode(handler, body, protocol_version, meta)
@@ -90,7 +91,7 @@ def _metadata(column_metadata):
 
 
 def test_plans_are_cached_and_keyed_by_metadata(rows_kind):
-    handler = fastpath.handler(rows_kind)
+    handler = decoding.handler(rows_kind)
     decoder = handler.message_types_by_opcode[RESULT].decoder
     decoder.clear()
     ints = [("a", cqltypes.Int32Type)]
@@ -110,7 +111,7 @@ def test_registered_user_type_class_reaches_cached_plans(rows_kind):
         def __init__(self, street, zip):
             self.street, self.zip = street, zip
 
-    handler = fastpath.handler(rows_kind)
+    handler = decoding.handler(rows_kind)
     body = rows_body([("addr", UDT)], [[UDT.tuple_type("main", 1)]])
     user_types = {}
     first = decode(handler, body, user_types=user_types).parsed_rows[0]
@@ -127,7 +128,7 @@ def test_decode_error_names_the_column_like_the_driver(rows_kind):
     with pytest.raises(DriverException) as theirs:
         decode(ProtocolHandler, bad)
     with pytest.raises(DriverException) as ours:
-        decode(fastpath.handler(rows_kind), bad)
+        decode(decoding.handler(rows_kind), bad)
     assert str(ours.value) == str(theirs.value)
     assert 'Failed decoding result column "price" of type decimal' in str(ours.value)
 
@@ -137,7 +138,7 @@ def test_frames_with_flags_take_the_driver_route_and_still_build_rows(rows_kind)
     body = rows_body(columns, [[7]])
     warned = struct.pack(">H", 1) + string("a server warning") + body
     _, expected = driver_rows(warned, rows_kind, flags=0x08)
-    msg = decode(fastpath.handler(rows_kind), warned, flags=0x08)
+    msg = decode(decoding.handler(rows_kind), warned, flags=0x08)
     assert msg.warnings == ["a server warning"]
     assert_same(msg.parsed_rows, expected)
 
@@ -167,7 +168,7 @@ def test_corrupted_bodies_raise_driver_errors_never_crash(rows_kind, case):
     except Exception:
         expected = None
     try:
-        got = _outcome(decode(fastpath.handler(rows_kind), data), lambda names, rows: rows)
+        got = _outcome(decode(decoding.handler(rows_kind), data), lambda names, rows: rows)
     except DriverException:
         assert expected is None, "the fast path refused a body the driver decodes"
         return
@@ -186,10 +187,10 @@ def _fastpath_in_a_subprocess(setup):
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
         "    from pyfactories import fastpath\n"
-        "print(fastpath.AVAILABLE)\n"
+        "print(decoding.AVAILABLE)\n"
         "print([str(w.message) for w in caught])\n"
         "try:\n"
-        "    fastpath.handler('named')\n"
+        "    decoding.handler('named')\n"
         "except RuntimeError as exc:\n"
         "    print('handler:', exc)\n"
     )
@@ -198,7 +199,7 @@ def _fastpath_in_a_subprocess(setup):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "False"
-    assert lines[2].startswith("handler: pyfactories.fastpath is off")
+    assert lines[2].startswith("handler: pyfactories.decoding is off")
     return lines[1]
 
 
@@ -211,7 +212,7 @@ def test_refuses_a_driver_release_it_is_not_tested_on():
 def test_refuses_a_driver_whose_compiled_declarations_differ():
     warned = _fastpath_in_a_subprocess("import pyfactories._driver as d\nd.pxd_digest = lambda package=None: '0' * 16\n")
     installed = f"{_driver.distribution()} {cassandra.__version__}"
-    from pyfactories import _speedups
+    from pyfactories.rows import _rows as _speedups
 
     assert (f"the compiled declarations of {installed} differ from those of the driver it was built against "
             f"({_speedups.BUILT_AGAINST_DRIVER})") in warned
@@ -233,7 +234,7 @@ def test_the_declarations_digest_reads_declarations_only(tmp_path):
 
 def test_rows_argument_is_checked():
     with pytest.raises(ValueError, match="rows must be one of"):
-        fastpath.handler("tuples")
+        decoding.handler("tuples")
 
 
 def test_uuid_values_are_the_objects_the_driver_builds(rows_kind):
@@ -244,7 +245,7 @@ def test_uuid_values_are_the_objects_the_driver_builds(rows_kind):
     values = [uuid.uuid4(), uuid.uuid1(), uuid.UUID(int=0), uuid.UUID(int=2**128 - 1)]
     body = rows_body([("a", cqltypes.UUIDType), ("b", cqltypes.TimeUUIDType)], [[v, v] for v in values])
     _, expected = driver_rows(body, rows_kind)
-    got = decode(fastpath.handler(rows_kind), body).parsed_rows
+    got = decode(decoding.handler(rows_kind), body).parsed_rows
     pairs = [(a, b) for x, y in zip(got, expected) for a, b in zip(_values(x), _values(y))]
     assert len(pairs) == 8
     for ours, theirs in pairs:
@@ -260,7 +261,7 @@ def test_uuid_of_the_wrong_length_fails_like_the_driver(rows_kind):
     with pytest.raises(DriverException) as theirs:
         decode(ProtocolHandler, bad)
     with pytest.raises(DriverException) as ours:
-        decode(fastpath.handler(rows_kind), bad)
+        decode(decoding.handler(rows_kind), bad)
     assert str(ours.value) == str(theirs.value)
 
 
@@ -305,10 +306,10 @@ def rows_or_same_error(body, rows_kind):
         _, expected = driver_rows(body, rows_kind)
     except DriverException as theirs:
         with pytest.raises(DriverException) as ours:
-            decode(fastpath.handler(rows_kind), body)
+            decode(decoding.handler(rows_kind), body)
         assert str(ours.value) == str(theirs)
         return None
-    return decode(fastpath.handler(rows_kind), body).parsed_rows, expected
+    return decode(decoding.handler(rows_kind), body).parsed_rows, expected
 
 
 def _values(row):
@@ -318,6 +319,6 @@ def _values(row):
 def test_timestamps_are_built_in_place_only_where_the_driver_computes_the_same():
     """cassandra-driver rounds timestamps through a double, scylla-driver exactly: the in-place
     arithmetic is cassandra-driver's, so scylla-driver's timestamps come from its deserializer."""
-    from pyfactories import _fastpath
+    from pyfactories.decoding import _fastpath
 
     assert _fastpath._TIMESTAMPS_IN_PLACE is (_driver.distribution() == "cassandra-driver")

@@ -12,7 +12,8 @@ from cassandra.protocol import ProtocolHandler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyfactories import _routes, fastpath
+from pyfactories.decoding import _routes
+from pyfactories import decoding
 
 from .result_bodies import SAMPLES, rows_body
 from .test_fastpath import assert_same, decode, result_sets
@@ -55,60 +56,60 @@ DRIVER_PATH_IDS = ["users", "driver_ordered", "graph_object", "graph_result", "l
                    "none"]
 
 
-@pytest.mark.parametrize("rows", fastpath.ROWS)
+@pytest.mark.parametrize("rows", decoding.ROWS)
 def test_the_drivers_default_gets_the_sessions_kind_of_rows(rows):
-    assert fastpath.route(query.named_tuple_factory, rows) == (fastpath.handler(rows), query.tuple_factory)
+    assert decoding.route(query.named_tuple_factory, rows) == (decoding.handler(rows), query.tuple_factory)
 
 
-@pytest.mark.parametrize("rows", fastpath.ROWS)
+@pytest.mark.parametrize("rows", decoding.ROWS)
 def test_our_factories_and_the_drivers_dict_and_tuple_are_built_while_decoding(impl, rows):
-    assert fastpath.route(impl.cached_named_tuple_factory, rows) == (fastpath.handler("named"), query.tuple_factory)
+    assert decoding.route(impl.cached_named_tuple_factory, rows) == (decoding.handler("named"), query.tuple_factory)
     for factory in (impl.dict_factory, query.dict_factory):
-        assert fastpath.route(factory, rows) == (fastpath.handler("dict"), query.tuple_factory)
-    assert fastpath.route(query.tuple_factory, rows) == (fastpath.handler("tuple"), query.tuple_factory)
+        assert decoding.route(factory, rows) == (decoding.handler("dict"), query.tuple_factory)
+    assert decoding.route(query.tuple_factory, rows) == (decoding.handler("tuple"), query.tuple_factory)
 
 
-@pytest.mark.parametrize("rows", fastpath.ROWS)
+@pytest.mark.parametrize("rows", decoding.ROWS)
 def test_marked_and_ordered_factories_are_kept_and_fed_fast_tuples(impl, rows):
     marked = Marked()
     for factory in (marked, impl.ordered_dict_factory):
-        handler, kept = fastpath.route(factory, rows)
-        assert handler is fastpath.handler("tuple") and kept is factory
+        handler, kept = decoding.route(factory, rows)
+        assert handler is decoding.handler("tuple") and kept is factory
 
 
-@pytest.mark.parametrize("rows", fastpath.ROWS)
+@pytest.mark.parametrize("rows", decoding.ROWS)
 @pytest.mark.parametrize("factory", DRIVER_PATH, ids=DRIVER_PATH_IDS)
 def test_anything_else_keeps_the_drivers_path(factory, rows):
-    handler, kept = fastpath.route(factory, rows)
+    handler, kept = decoding.route(factory, rows)
     assert handler is ProtocolHandler and kept is factory
 
 
 def test_the_kind_of_rows_is_checked():
     with pytest.raises(ValueError, match="rows must be one of"):
-        fastpath.route(query.tuple_factory, "tuple")
+        decoding.route(query.tuple_factory, "tuple")
     with pytest.raises(ValueError, match="named or dict rows"):
-        fastpath._ROUTER.route(query.tuple_factory, _routes.TUPLE)
+        decoding._ROUTER.route(query.tuple_factory, _routes.TUPLE)
     with pytest.raises(ValueError, match="named or dict rows"):
-        _routes.RequestRouter(fastpath._ROUTER, _routes.TUPLE)
+        _routes.RequestRouter(decoding._ROUTER, _routes.TUPLE)
     with pytest.raises(ValueError, match="rows must be one of"):
-        fastpath.handler("ordered")
-    assert fastpath.handler("tuple").__name__ == "FastpathTupleProtocolHandler"
+        decoding.handler("ordered")
+    assert decoding.handler("tuple").__name__ == "FastpathTupleProtocolHandler"
 
 
 def test_the_answer_cache_is_bounded_and_never_confuses_two_objects():
-    router = fastpath._ROUTER
+    router = decoding._ROUTER
     router.cache_clear()
     made = [Marked() if i % 2 else Unmarked() for i in range(3 * _routes.ROUTE_CACHE_SIZE)]
     for _ in range(2):
         for factory in made:
-            assert fastpath.route(factory)[0] is (fastpath.handler("tuple") if factory.__pyfactories_factory__
+            assert decoding.route(factory)[0] is (decoding.handler("tuple") if factory.__pyfactories_factory__
                                                   else ProtocolHandler)
             assert router.cached <= _routes.ROUTE_CACHE_SIZE
     del made
     gc.collect()
     for _ in range(_routes.ROUTE_CACHE_SIZE):  # new objects may reuse the ids of the forgotten ones
-        assert fastpath.route(Unmarked())[0] is ProtocolHandler
-        assert fastpath.route(Marked())[0] is fastpath.handler("tuple")
+        assert decoding.route(Unmarked())[0] is ProtocolHandler
+        assert decoding.route(Marked())[0] is decoding.handler("tuple")
 
 
 class FakeFuture:
@@ -117,15 +118,15 @@ class FakeFuture:
         self._protocol_handler = handler
 
 
-@pytest.mark.parametrize("rows", fastpath.ROWS)
+@pytest.mark.parametrize("rows", decoding.ROWS)
 def test_the_request_listener_applies_the_route(impl, rows):
-    listener = fastpath._LISTENERS[rows]
+    listener = decoding._LISTENERS[rows]
     marked = Marked()
     for factory in (query.named_tuple_factory, impl.cached_named_tuple_factory, impl.dict_factory,
                     query.tuple_factory, marked, impl.ordered_dict_factory, *DRIVER_PATH):
         future = FakeFuture(factory)
         listener(future)
-        assert (future._protocol_handler, future.row_factory) == fastpath.route(factory, rows)
+        assert (future._protocol_handler, future.row_factory) == decoding.route(factory, rows)
 
 
 def test_a_handler_someone_else_set_is_left_alone():
@@ -133,13 +134,13 @@ def test_a_handler_someone_else_set_is_left_alone():
         pass
 
     future = FakeFuture(query.named_tuple_factory, Own)
-    fastpath._LISTENERS["named"](future)
+    decoding._LISTENERS["named"](future)
     assert (future._protocol_handler, future.row_factory) == (Own, query.named_tuple_factory)
 
 
 def routed_rows(factory, body, **kwargs):
     """Rows of ``body`` decoded the way a routed request's are, then given to its future's factory."""
-    handler, kept = fastpath.route(factory)
+    handler, kept = decoding.route(factory)
     msg = decode(handler, body, **kwargs)
     return kept(msg.column_names, msg.parsed_rows)
 
@@ -164,14 +165,14 @@ def test_routed_rows_equal_the_factorys_own_rows(impl, result, protocol_version)
 def test_tuple_rows_are_the_drivers_tuples_and_tracked_like_tuples():
     columns = [(f"c{i}", t) for i, (t, _) in enumerate(SAMPLES)]
     body = rows_body(columns, [[values[0] for _, values in SAMPLES], [None] * len(SAMPLES)])
-    ours = decode(fastpath.handler("tuple"), body).parsed_rows
+    ours = decode(decoding.handler("tuple"), body).parsed_rows
     theirs = decode(ProtocolHandler, body).parsed_rows
     assert_same(ours, theirs)
     assert all(type(row) is tuple for row in ours)
     assert gc.is_tracked(ours[0])  # it holds lists, sets, dicts
     assert not gc.is_tracked(ours[1])  # only None: nothing to collect
     atoms = rows_body([("a", cqltypes.Int32Type), ("b", cqltypes.UTF8Type)], [[1, "x"]])
-    assert not gc.is_tracked(decode(fastpath.handler("tuple"), atoms).parsed_rows[0])
+    assert not gc.is_tracked(decode(decoding.handler("tuple"), atoms).parsed_rows[0])
 
 
 def test_a_marked_factory_gets_the_drivers_column_names_and_tuples():
@@ -185,10 +186,10 @@ def test_a_marked_factory_gets_the_drivers_column_names_and_tuples():
 
 def test_cache_info_counts_each_kind():
     body = rows_body([("k", cqltypes.Int32Type)], [[1]])
-    before = fastpath.cache_info()
+    before = decoding.cache_info()
     assert set(before) == {"named", "dict", "tuple"}
     for _ in range(2):
-        decode(fastpath.handler("tuple"), body)
-    hits, misses = fastpath.cache_info()["tuple"]
+        decode(decoding.handler("tuple"), body)
+    hits, misses = decoding.cache_info()["tuple"]
     assert hits + misses == sum(before["tuple"]) + 2 and hits >= before["tuple"][0] + 1
-    assert fastpath.cache_info()["named"] == before["named"]
+    assert decoding.cache_info()["named"] == before["named"]

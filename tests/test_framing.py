@@ -1,4 +1,4 @@
-"""Framing of ``pyfactories._segments`` (ids ``c``) and its twin ``pyfactories._framing`` (``py``),
+"""Framing of ``pyfactories.connection._framing`` (ids ``c``) and its twin ``pyfactories.connection._framing_py`` (``py``),
 against the driver's: checksums, segment codec bytes and errors, and the read loop on streams of
 v4 frames and v5 segments cut into random reads, well-formed and corrupted."""
 
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 MAX = drv.Segment.MAX_PAYLOAD_LENGTH
-MODULES = {"c": "pyfactories._segments", "py": "pyfactories._framing"}
+MODULES = {"c": "pyfactories.connection._framing", "py": "pyfactories.connection._framing_py"}
 BOUNDARY_SIZES = [0, 1, 2, MAX - 1, MAX, MAX + 1, 2 * MAX, 2 * MAX + 1]
 
 
@@ -449,7 +449,7 @@ def test_a_delivered_body_is_owned_by_the_caller_only(framing):
 def test_our_connection_classes_use_the_compiled_framing():
     from pyfactories import connection
 
-    assert connection.framing.__name__ == "pyfactories._segments"
+    assert connection.framing.__name__ == "pyfactories.connection._framing"
     for cls in (connection.TimerQueueLibevConnection, connection.TimerQueueAsyncioConnection):
         assert cls.process_io_buffer is connection.framing.process_io_buffer
     assert type(connection.our_codec(drv.SegmentCodec())) is connection.framing.SegmentCodec
@@ -466,7 +466,7 @@ def test_without_extensions_the_connection_reads_with_the_twin():
             "print(c.framing.__name__, c.TimerQueueLibevConnection.process_io_buffer.__module__)")
     env = {**os.environ, "PYFACTORIES_NO_EXTENSIONS": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["pyfactories._framing", "pyfactories._framing"]
+    assert done.stdout.split() == ["pyfactories.connection._framing_py", "pyfactories.connection._framing_py"]
 
 
 @pytest.mark.parametrize("big", [False, True])

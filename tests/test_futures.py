@@ -1,5 +1,5 @@
-"""The parts of ``pyfactories.futures`` that need no server, compiled (id ``c``, ``pyfactories._futures``)
-and pure Python (``py``, ``pyfactories._futurespec``): the completion event against ``threading.Event``,
+"""The parts of ``pyfactories.futures`` that need no server, compiled (id ``c``, ``pyfactories.futures._futures``)
+and pure Python (``py``, ``pyfactories.futures._futures_py``): the completion event against ``threading.Event``,
 and the callback methods against the driver's own ``ResponseFuture`` methods on the same future state."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pyfactories import futures
 
-MODULES = {"c": "pyfactories._futures", "py": "pyfactories._futurespec"}
+MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
 SETTLE_S = 10.0
 
 
@@ -29,8 +29,8 @@ def spec(request):
 def test_the_installed_module_is_the_compiled_one():
     import pyfactories
 
-    assert futures._spec.__name__ == ("pyfactories._futures" if pyfactories.__impl__ == "cython"
-                                      else "pyfactories._futurespec")
+    assert futures._spec.__name__ == ("pyfactories.futures._futures" if pyfactories.__impl__ == "cython"
+                                      else "pyfactories.futures._futures_py")
 
 
 def test_futures_are_ours_on_cassandra_driver_only():

@@ -8,7 +8,7 @@ import dataclasses
 import attrs
 import pytest
 
-from pyfactories import _speedups
+from pyfactories.rows import _rows as _speedups
 
 from .test_class_rows import AttrsUser, PlainUser, PostInit, StructUser, TupleUser, User
 
@@ -19,7 +19,7 @@ def test_classes_with_a_python_init_are_built_through_it():
     for cls in (StructUser, TupleUser, dict):  # a metaclass, a __new__, a C __init__: the class is called
         assert _speedups.args_row(cls)._calls_init() is None
     assert _speedups.args_row(len)._calls_init() is None
-    from pyfactories import _python
+    from pyfactories.rows import _rows_py as _python
 
     assert _python.class_row(User)._calls_init() is None
 
@@ -114,8 +114,8 @@ def test_keyword_names_are_the_callees_own_objects():
     """Keywords are matched by identity before equality: the plan passes the very str objects the callee holds."""
     import msgspec
 
-    from pyfactories._classfields import class_spec
-    from pyfactories._classrows import class_plan
+    from pyfactories.rows._typed_fields import class_spec
+    from pyfactories.rows._typed_py import class_plan
 
     import sys
 

@@ -7,7 +7,7 @@ from cassandra import query, util
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyfactories._rowclass import clean_column_name, sanitize_identifiers
+from pyfactories.rows._rowclass import clean_column_name, sanitize_identifiers
 
 from .strategies import column_names, column_lists
 

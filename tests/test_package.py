@@ -83,7 +83,7 @@ def test_the_readme_lists_the_releases_the_fast_path_runs_on():
 
 def test_default_is_compiled_in_this_build():
     assert pyfactories.__impl__ == "cython"
-    assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories._speedups"
+    assert pyfactories.cached_named_tuple_factory.__module__ == "pyfactories.rows._rows"
 
 
 def _impl_in_subprocess(env_value, extra_code=""):
@@ -97,7 +97,7 @@ def _impl_in_subprocess(env_value, extra_code=""):
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(None, "cython pyfactories._speedups"), ("0", "cython pyfactories._speedups"), ("1", "python pyfactories._python")],
+    [(None, "cython pyfactories.rows._rows"), ("0", "cython pyfactories.rows._rows"), ("1", "python pyfactories.rows._rows_py")],
 )
 def test_env_var_selects_implementation(value, expected):
     done = _impl_in_subprocess(value)
@@ -110,13 +110,13 @@ def test_missing_extension_raises_instead_of_falling_back():
         "import sys\n"
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'pyfactories._speedups': raise ImportError('blocked for the test')\n"
+        "        if name == 'pyfactories.rows._rows': raise ImportError('blocked for the test')\n"
         "sys.meta_path.insert(0, Block())\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYFACTORIES_NO_EXTENSIONS"}
     done = subprocess.run([sys.executable, "-c", blocker + "import pyfactories"], env=env, capture_output=True, text=True)
     assert done.returncode != 0
-    assert "pyfactories._speedups could not be imported" in done.stderr
+    assert "pyfactories.rows._rows could not be imported" in done.stderr
     assert "PYFACTORIES_NO_EXTENSIONS=1" in done.stderr
 
 

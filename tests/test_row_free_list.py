@@ -1,4 +1,4 @@
-"""The compiled row free list (ext/rows.h): rows recycled safely, whatever is done with their class.
+"""The compiled row free list (ext/rows/rows.h): rows recycled safely, whatever is done with their class.
 
 The compiled module replaces the deallocator of the row classes it caches so
 freed rows are kept for reuse, as CPython keeps plain tuples. These tests hold
@@ -15,8 +15,8 @@ import textwrap
 
 import pytest
 
-speedups = pytest.importorskip("pyfactories._speedups", reason="the compiled module is not built")
-from pyfactories import _speedups  # noqa: E402
+speedups = pytest.importorskip("pyfactories.rows._rows", reason="the compiled module is not built")
+from pyfactories.rows import _rows as _speedups  # noqa: E402
 
 factory = _speedups.cached_named_tuple_factory
 LENGTHS = 33  # rows.h: PF_FREE_LIST_LENGTHS
@@ -128,7 +128,7 @@ def test_rows_of_every_length_round_trip_through_the_list():
 def test_deeply_nested_rows_are_freed_without_exhausting_the_stack():
     # Run apart: were the deallocator to recurse once per level, this would crash the process.
     code = textwrap.dedent("""
-        from pyfactories._speedups import cached_named_tuple_factory as f
+        from pyfactories.rows._rows import cached_named_tuple_factory as f
         row = f(["inner"], [(None,)])[0]
         for _ in range(300_000):
             row = f(["inner"], [(row,)])[0]

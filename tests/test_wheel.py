@@ -24,7 +24,7 @@ def fresh_env(path):
 
 
 IMPORT_CHECK = (
-    "import pyfactories, pyfactories._speedups as s; from pyfactories import fastpath; "
+    "import pyfactories, pyfactories.rows._rows as s; from pyfactories import fastpath; "
     "print(pyfactories.__impl__, pyfactories.__file__, fastpath.AVAILABLE); "
     "print(pyfactories.cached_named_tuple_factory(['a'], [(1,)]))"
 )
@@ -57,7 +57,7 @@ def test_wheel_installs_and_imports_compiled(tmp_path):
     out = run(
         str(python),
         "-c",
-        "import pyfactories, pyfactories._speedups as s; "
+        "import pyfactories, pyfactories.rows._rows as s; "
         "print(pyfactories.__impl__, pyfactories.__file__); "
         "print(pyfactories.cached_named_tuple_factory(['a'], [(1,)]))",
         cwd=tmp_path,

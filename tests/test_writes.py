@@ -1,4 +1,4 @@
-"""Coalesced writes (``pyfactories._writes``): the libev connection's on a fake socket and loop, the
+"""Coalesced writes (``pyfactories.connection._writes_py``): the libev connection's on a fake socket and loop, the
 asyncio connection's on a socket pair and a loop of its own; next to the driver's classes on the same."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from cassandra.io import libevreactor
 from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
 
-from pyfactories import _writes
+from pyfactories.connection import _writes_py as _writes
 from pyfactories.connection import TimerQueueAsyncioConnection, TimerQueueLibevConnection
 
 #: ours with the queue's per-request steps in pure Python, beside the compiled ones of the default build
@@ -494,7 +494,7 @@ class TransportWrites(AsyncioConnection):
 
 
 def test_asyncio_writes_through_the_drivers_tls_transport_are_the_drivers():
-    from pyfactories._writes import CoalescedAsyncioWrites
+    from pyfactories.connection._writes_py import CoalescedAsyncioWrites
 
     Ours = type("Ours", (CoalescedAsyncioWrites, TransportWrites), {})
     conn = Ours()

@@ -10,7 +10,9 @@ from cassandra import DriverException
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import dict_factory, named_tuple_factory, tuple_factory
 
-from pyfactories import _driver, _fastpath, fastpath
+from pyfactories import _driver
+from pyfactories.decoding import _fastpath
+from pyfactories import decoding
 from tests.result_bodies import (GLOBAL_TABLES_SPEC, HAS_MORE_PAGES, METADATA_ID, NO_METADATA, ROWS, string,
                                  type_spec, value)
 
@@ -112,7 +114,7 @@ def driver_outcome(kind, make, protocol_version):
 def fast_outcome(kind, make, protocol_version):
     body, meta = make()
     try:
-        msg = decode(fastpath.handler(kind), body, protocol_version, meta)
+        msg = decode(decoding.handler(kind), body, protocol_version, meta)
         if msg.kind != ROWS:
             return ("kind", msg.kind)
         return ("rows", _rows_view(kind, msg.parsed_rows), _message_view(msg))

@@ -18,7 +18,8 @@ from cassandra.protocol import ProtocolHandler
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.fuzz.conftest import fuzz
 from tests.fuzz.decode_support import KINDS, RESULT, assert_same_outcome, build, decode
 from tests.result_bodies import UDT, result_metadata
@@ -159,9 +160,9 @@ def _act():
         _Action.meta.extend(_Action.meta * 3)
     elif action == "clear_plans":
         for kind in KINDS:
-            fastpath.handler(kind).message_types_by_opcode[RESULT].decoder.clear()
+            decoding.handler(kind).message_types_by_opcode[RESULT].decoder.clear()
     elif action == "reinit_decoder":
-        decoder = fastpath.handler(_Action.kind).message_types_by_opcode[RESULT].decoder
+        decoder = decoding.handler(_Action.kind).message_types_by_opcode[RESULT].decoder
         try:
             decoder.__init__(0, None, None)
         except TypeError:
@@ -170,10 +171,10 @@ def _act():
         _Action.depth += 1
         try:
             other, _ = build([("x", cqltypes.Int32Type)] * 4, [[1, 2, 3, 4]] * 3, 5, "global")
-            decode(fastpath.handler(_Action.kind), other, 5, None)
+            decode(decoding.handler(_Action.kind), other, 5, None)
             meta = result_metadata([("y", cqltypes.UTF8Type)])
             other, _ = build([("y", cqltypes.UTF8Type)], [["z"]], 5, "no_metadata")
-            decode(fastpath.handler(_Action.kind), other, 5, meta)
+            decode(decoding.handler(_Action.kind), other, 5, meta)
         finally:
             _Action.depth -= 1
     elif action == "collect":
@@ -256,7 +257,7 @@ def _assert_same_with_user_types(kind, make, user_types):
     for _ in range(2):
         body, meta = make()
         try:
-            msg = decode(fastpath.handler(kind), body, 5, meta, user_types)
+            msg = decode(decoding.handler(kind), body, 5, meta, user_types)
             got = ("rows", _rows_view(kind, msg.parsed_rows), msg.column_names)
         except Exception as exc:  # noqa: BLE001
             got = ("error", exc)
@@ -316,7 +317,7 @@ def test_rows_decoder_called_with_any_file(name, kind, prepared):
     body, _ = build(COLUMNS, ROWS, 5, "no_metadata" if prepared else "global")
     meta = _plain() if prepared else None
     driver_message = ProtocolHandler.message_types_by_opcode[RESULT]
-    ours = fastpath.handler(kind).message_types_by_opcode[RESULT]
+    ours = decoding.handler(kind).message_types_by_opcode[RESULT]
     from tests.fuzz.decode_support import FACTORY, _rows_view
 
     try:
@@ -361,7 +362,7 @@ def test_decode_message_opcode_and_flags_that_are_int_subclasses(opcode, flags, 
         except Exception as exc:  # noqa: BLE001
             return ("error", exc)
 
-    expected, got = run(ProtocolHandler), run(fastpath.handler(kind))
+    expected, got = run(ProtocolHandler), run(decoding.handler(kind))
     if expected[0] == "error":
         assert got[0] == "error", (got, expected)
     else:

@@ -10,7 +10,7 @@ identity against the factories the router knows, then the factory's mark, read o
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _routes
+from pyfactories.decoding import _routes
 from tests.fuzz.conftest import fuzz
 
 DRIVER, NAMED_H, DICT_H, TUPLE_H = "driver", "named-handler", "dict-handler", "tuple-handler"

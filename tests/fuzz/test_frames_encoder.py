@@ -1,5 +1,5 @@
-"""Requests out: ``encode_message`` and ``send_msg`` of the compiled ``pyfactories._encoder``
-against the twin ``pyfactories._encoding`` and the driver's ``ProtocolHandler.encode_message`` /
+"""Requests out: ``encode_message`` and ``send_msg`` of the compiled ``pyfactories.connection._encoding``
+against the twin ``pyfactories.connection._encoding_py`` and the driver's ``ProtocolHandler.encode_message`` /
 ``Connection.send_msg``, on messages whose fields are anything: values of the wrong type, subclasses
 of ``int``/``str``/``bytes``/``list``/``tuple`` that lie, objects whose ``__bool__``/``__index__``/
 comparisons/``__len__`` change the message's values list (or the message) while it is encoded.
@@ -17,7 +17,9 @@ from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _U
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _encoder, _encoding, _segments
+from pyfactories.connection import _encoding as _encoder
+from pyfactories.connection import _encoding_py as _encoding
+from pyfactories.connection import _framing as _segments
 from tests.fuzz.conftest import fuzz
 
 FIELDS = ["query", "query_id", "result_metadata_id", "consistency_level", "query_params",

@@ -1,5 +1,5 @@
-"""Bytes in: the compiled ``pyfactories._segments`` (checksums, ``SegmentCodec``, the read loop
-``process_io_buffer`` and ``process_msg``) against its twin ``pyfactories._framing`` and the driver,
+"""Bytes in: the compiled ``pyfactories.connection._framing`` (checksums, ``SegmentCodec``, the read loop
+``process_io_buffer`` and ``process_msg``) against its twin ``pyfactories.connection._framing_py`` and the driver,
 on malformed v4 frames and v5 segments (bad CRCs, lengths changed with their CRC still right,
 negative and huge lengths, truncations, unknown versions, garbage), on connections whose buffers lie
 (a position that is not the end, a ``tell`` or ``len`` that lies, other objects than ``BytesIO``),
@@ -19,7 +19,8 @@ from cassandra.protocol import ProtocolHandler
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 from tests.fuzz.conftest import fuzz
 
 MAX = drv.Segment.MAX_PAYLOAD_LENGTH

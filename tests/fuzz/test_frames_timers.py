@@ -1,5 +1,5 @@
-"""Timers: the compiled ``pyfactories._timerqueue.TimerService`` against its twin
-``pyfactories._timers``, step by step over random programs of ``add`` (timeouts of every kind:
+"""Timers: the compiled ``pyfactories.connection._timers.TimerService`` against its twin
+``pyfactories.connection._timers_py``, step by step over random programs of ``add`` (timeouts of every kind:
 negative, NaN, infinite, far in the future, ints beyond a double, floats' subclasses, objects with
 ``__float__``/``__index__``, strings), ``cancel``, ``fire`` (callbacks that add, cancel or raise),
 ``idle``, ``queued``, ``buckets`` and ``_heads`` (changed by the caller: a copy)."""
@@ -11,7 +11,8 @@ import logging
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _timerqueue, _timers
+from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers_py as _timers
 from tests.fuzz.conftest import fuzz
 
 

@@ -1,5 +1,5 @@
-"""Writes: the compiled ``push`` and ``take`` of ``pyfactories._writequeue`` against their twins in
-``pyfactories._writes``, on queues of ``bytes``, ``bytearray``, ``memoryview``, ``bytes`` subclasses
+"""Writes: the compiled ``push`` and ``take`` of ``pyfactories.connection._writes`` against their twins in
+``pyfactories.connection._writes_py``, on queues of ``bytes``, ``bytearray``, ``memoryview``, ``bytes`` subclasses
 whose ``len`` lies (up to ``sys.maxsize``) or changes the queue while it is measured, and other
 objects; caps of every kind (floats, huge and negative ints, ``__index__``)."""
 
@@ -13,7 +13,8 @@ from cassandra.io import libevreactor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _writequeue, _writes
+from pyfactories.connection import _writes as _writequeue
+from pyfactories.connection import _writes_py as _writes
 from tests.fuzz.conftest import fuzz
 
 

@@ -1,4 +1,4 @@
-"""Fuzz: ``bind`` compiled (``pyfactories._binding``), its pure-Python twin (``pyfactories._bindspec``) and the
+"""Fuzz: ``bind`` compiled (``pyfactories.binding._binding``), its pure-Python twin (``pyfactories.binding._binding_py``) and the
 driver's ``BoundStatement.bind`` on the same prepared statements and values: real column shapes (the
 integration schema's types, routing keys of one or more columns), lying subclasses of the value types,
 containers of every kind, and re-entrancy (a column type's ``serialize`` or a value's ``__index__`` that
@@ -15,7 +15,8 @@ from cassandra.query import UNSET_VALUE, BoundStatement
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _binding, _bindspec
+from pyfactories.binding import _binding
+from pyfactories.binding import _binding_py as _bindspec
 from tests.bind_values import TYPES, anything, prepared, type_class
 from tests.fuzz.conftest import fuzz
 

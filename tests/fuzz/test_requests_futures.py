@@ -1,5 +1,5 @@
-"""Fuzz: the leaner futures' compiled parts (``pyfactories._futures``) and their pure-Python twin
-(``pyfactories._futurespec``) against the driver: ``Once`` against ``threading.Event``, the callback
+"""Fuzz: the leaner futures' compiled parts (``pyfactories.futures._futures``) and their pure-Python twin
+(``pyfactories.futures._futures_py``) against the driver: ``Once`` against ``threading.Event``, the callback
 methods against ``ResponseFuture``'s with callbacks that re-enter (add callbacks, clear or replace the
 lists, set the result again, change a later callback's arguments, raise), the token-aware query plan
 against ``TokenAwarePolicy.make_query_plan`` with hosts that change the plan's lists as it runs, and the
@@ -18,7 +18,8 @@ from cassandra.timestamps import MonotonicTimestampGenerator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _futures, _futurespec
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py as _futurespec
 from tests.fuzz.conftest import fuzz
 
 MODULES = {"compiled": _futures, "twin": _futurespec}

@@ -15,7 +15,8 @@ from cassandra import query
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 from tests.fuzz.conftest import fuzz
 from tests.strategies import column_names, values
 

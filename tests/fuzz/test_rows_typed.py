@@ -16,7 +16,8 @@ from cassandra import query
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 from tests.fuzz.conftest import fuzz
 from tests.fuzz.test_rows_factories import _cache_size_restored, build, recipes  # noqa: F401 - a fixture
 from tests.strategies import values

@@ -18,7 +18,7 @@ from cassandra.cluster import Cluster, ExecutionProfile
 
 from profiling.cluster import Contact, open_cluster
 from profiling.cluster import profile as _profile
-from pyfactories import fastpath
+from pyfactories import decoding
 
 from .support import (
     BIG_INSERT,
@@ -127,7 +127,7 @@ class Clusters:
                 session.row_factory = factories()[f"py.{rows}"]
             else:
                 raise ValueError(config)
-            assert fastpath.enable(session, rows=rows) is True
+            assert decoding.enable(session, rows=rows) is True
             return Target(session)
 
         return self._cached(("fast", protocol, config, rows), make)

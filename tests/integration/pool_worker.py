@@ -21,7 +21,8 @@ import sys
 from multiprocessing import util as mp_util
 
 from profiling.cluster import Contact, open_cluster
-from pyfactories import cached_named_tuple_factory, fastpath
+from pyfactories import cached_named_tuple_factory
+from pyfactories import decoding
 
 from .support import KS, Address, assert_same_rows
 
@@ -49,7 +50,7 @@ def connect(hosts: list[str], port: int, protocol: int, config: str):
     cluster.register_user_type(KS, "address_cls", Address)
     session = cluster.connect()
     if config == "fastpath":
-        assert fastpath.enable(session, rows="named")
+        assert decoding.enable(session, rows="named")
     elif config != "cached":
         raise ValueError(config)
     return cluster, session

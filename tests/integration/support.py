@@ -20,7 +20,8 @@ from cassandra.query import SimpleStatement
 
 import pyfactories
 from profiling import factories as registry
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 KS = "pyfactories_it"
 

@@ -15,8 +15,10 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import SimpleStatement
 
-from pyfactories import _python, _speedups, fastpath
-from pyfactories._rowclass import clean_column_name
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
+from pyfactories import decoding
+from pyfactories.rows._rowclass import clean_column_name
 
 from .support import ALL_TYPES, METHODS, Target, assert_same_fetch, assert_same_value, fetch
 
@@ -90,7 +92,7 @@ def test_class_rows_equal_the_hand_written_conversion(clusters, reference, path,
                 assert mine.seen is True
     # on the fast path, the request took its plain-tuple route and kept its own factory
     rs = target.execute(SimpleStatement(ALL_TYPES.simple()))
-    handler = fastpath.handler("tuple") if path == "fastpath" else ProtocolHandler
+    handler = decoding.handler("tuple") if path == "fastpath" else ProtocolHandler
     assert rs.response_future._protocol_handler is handler
     assert rs.response_future.row_factory is factory
 

@@ -20,7 +20,8 @@ from cassandra.query import SimpleStatement, named_tuple_factory
 
 from profiling.cluster import Contact, open_cluster
 from profiling.cluster import profile as cluster_profile
-from pyfactories import connection, fastpath
+from pyfactories import connection
+from pyfactories import decoding
 
 from .proxy import HoldingProxy
 from .support import METHODS, Target, assert_same_fetch, fetch
@@ -70,7 +71,7 @@ def _timed(fn):
 
 
 def test_cluster_options_is_ours(clusters):
-    cluster = clusters.cluster(**fastpath.cluster_options())
+    cluster = clusters.cluster(**connection.cluster_options())
     assert cluster.connection_class is connection.TimerQueueLibevConnection
     assert cluster.connect().execute("SELECT release_version FROM system.local").one()
 
@@ -81,11 +82,11 @@ def test_same_rows_as_the_driver(sessions, method):
 
 
 def test_same_rows_with_the_fast_path_on_top(sessions, clusters):
-    if not fastpath.AVAILABLE:
-        pytest.fail(f"the fast path is off in this build: {fastpath.UNAVAILABLE_REASON}")
-    cluster = clusters.cluster(**fastpath.cluster_options())
+    if not decoding.AVAILABLE:
+        pytest.fail(f"the fast path is off in this build: {decoding.UNAVAILABLE_REASON}")
+    cluster = clusters.cluster(**connection.cluster_options())
     session = cluster.connect()
-    assert fastpath.enable(session, rows="named")
+    assert decoding.enable(session, rows="named")
     for method in METHODS:
         assert_same_fetch(fetch(Target(session), method), fetch(Target(sessions["driver"]), method))
 

@@ -25,7 +25,8 @@ from cassandra.query import SimpleStatement, named_tuple_factory
 import pyfactories
 from profiling.cluster import Contact, connect
 from profiling.cluster import profile as cluster_profile
-from pyfactories import connection, fastpath
+from pyfactories import connection
+from pyfactories import decoding
 
 from .proxy import HoldingProxy, self_signed_tls_proxy
 from .support import pool_connections
@@ -46,7 +47,7 @@ def _open(contact, name, protocol=5, **options):
     cluster, session = connect(contact, connection_class=CLASSES[name], protocol_version=protocol,
                                row_factory=named_tuple_factory, **options)
     if name == "ours":
-        assert fastpath.enable(session, rows="named"), fastpath.UNAVAILABLE_REASON
+        assert decoding.enable(session, rows="named"), decoding.UNAVAILABLE_REASON
     return cluster, session
 
 
@@ -422,7 +423,7 @@ def test_shutdown_with_requests_in_flight(proxy):
 def test_tls_is_the_drivers():
     """Ours changes nothing of how a socket is opened: the driver's ``Connection`` wraps it in TLS
     (``ssl_context``, or one built from ``ssl_options``). Reads and writes go through that socket: the
-    driver's ``handle_read``/``handle_write`` around our coalesced writes (``pyfactories._writes``, whose
+    driver's ``handle_read``/``handle_write`` around our coalesced writes (``pyfactories.connection._writes_py``, whose
     TLS retries ``tests/test_writes.py`` checks), end to end in the tests below."""
     ours = connection.TimerQueueLibevConnection
     for attr in ("__init__", "_connect_socket", "_wrap_socket_from_context", "_build_ssl_context_from_options"):

@@ -1,4 +1,4 @@
-"""The fast path (``pyfactories.fastpath``) through a real server: its rows equal the rows of the
+"""The fast path (``pyfactories.decoding``) through a real server: its rows equal the rows of the
 driver's ``named_tuple_factory`` / ``dict_factory`` read the driver's way, for every CQL type of the
 table, through simple and prepared statements, paging (automatic and manual), execute_async and
 execute_concurrent, on protocols v4 and v5, whichever of the factories routed to those rows the session
@@ -11,7 +11,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.policies import ColumnEncryptionPolicy
 from cassandra.query import SimpleStatement, dict_factory, named_tuple_factory, ordered_dict_factory
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 
 from .support import (
     ALL_TYPES,
@@ -44,7 +45,7 @@ def assert_row_kind(rows, kind):
 
 def test_fastpath_is_available():
     """The suite runs the compiled fast path; if it could not load, this says why (no silent driver path)."""
-    assert fastpath.AVAILABLE, fastpath.UNAVAILABLE_REASON
+    assert decoding.AVAILABLE, decoding.UNAVAILABLE_REASON
 
 
 @pytest.mark.parametrize("protocol_version", PROTOCOLS, ids=lambda p: f"v{p}")
@@ -81,26 +82,26 @@ def test_disable_gives_back_the_drivers_path(clusters, protocol_version):
     ordered = clusters.target(protocol_version, "default", "c.ordered")
     before = fetch(target, "prepared_paged")
     assert type(before.rows[0]).__name__ == "OrderedDict"
-    assert not fastpath.is_enabled(session)
+    assert not decoding.is_enabled(session)
 
-    assert fastpath.enable(session, rows="named")
-    assert fastpath.is_enabled(session)
+    assert decoding.enable(session, rows="named")
+    assert decoding.is_enabled(session)
     assert session.client_protocol_handler is protocol.ProtocolHandler  # requests are routed one by one
     # our ordered_dict_factory is kept, and fed tuples the fast path decoded
-    decoded = sum(fastpath.cache_info()["tuple"])
+    decoded = sum(decoding.cache_info()["tuple"])
     assert_same_fetch(fetch(target, "prepared_paged"), fetch(ordered, "prepared_paged"))
-    assert sum(fastpath.cache_info()["tuple"]) > decoded
+    assert sum(decoding.cache_info()["tuple"]) > decoded
     named = session.execution_profile_clone_update(EXEC_PROFILE_DEFAULT, row_factory=named_tuple_factory)
     assert_same_fetch(fetch(Target(session, {"execution_profile": named}), "prepared_paged"),
                       fetch(clusters.driver(protocol_version, "named"), "prepared_paged"))
 
-    assert fastpath.enable(session, rows="dict")  # switching kinds
+    assert decoding.enable(session, rows="dict")  # switching kinds
     assert len(session._request_init_callbacks) == 1
     assert_same_fetch(fetch(Target(session, {"execution_profile": named}), "prepared_paged"),
                       fetch(clusters.driver(protocol_version, "dict"), "prepared_paged"))
 
-    fastpath.disable(session)
-    assert not fastpath.is_enabled(session)
+    decoding.disable(session)
+    assert not decoding.is_enabled(session)
     assert session.client_protocol_handler is protocol.ProtocolHandler
     assert "client_protocol_handler" not in vars(session)
     assert not session._request_init_callbacks  # the listener is gone
@@ -108,8 +109,8 @@ def test_disable_gives_back_the_drivers_path(clusters, protocol_version):
         after = fetch(target, method)
         assert type(after.rows[0]).__name__ == "OrderedDict"
         assert_same_fetch(after, fetch(ordered, method))
-    fastpath.disable(session)  # a no-op
-    assert not fastpath.is_enabled(session)
+    decoding.disable(session)  # a no-op
+    assert not decoding.is_enabled(session)
     session.shutdown()
 
 
@@ -134,7 +135,7 @@ def decode_error(clusters, protocol_version, rows, prepared):
     try:
         session = cluster.connect()
         if rows:
-            assert fastpath.enable(session, rows=rows)
+            assert decoding.enable(session, rows=rows)
         statement = session.prepare(BOMBS) if prepared else SimpleStatement(BOMBS)
         with pytest.raises(DriverException) as info:
             session.execute(statement)
@@ -207,11 +208,11 @@ def test_cache_info_counts_hits(clusters, schema, rows):
     fast = clusters.fast_target(5, "default", rows)
     for method in ("simple", "prepared"):
         fetch(fast, method)  # builds (or finds) the plans
-    hits, misses = fastpath.cache_info()[rows]
+    hits, misses = decoding.cache_info()[rows]
     for _ in range(3):
         for method in ("simple", "prepared"):
             fetch(fast, method)
-    assert fastpath.cache_info()[rows] == (hits + 6, misses)
+    assert decoding.cache_info()[rows] == (hits + 6, misses)
 
 
 class NoColumns(ColumnEncryptionPolicy):
@@ -230,8 +231,8 @@ def test_column_encryption_policy_keeps_the_drivers_path(clusters, schema):
             return
         session = cluster.connect()
         with pytest.warns(RuntimeWarning, match="column encryption policy"):
-            assert fastpath.enable(session, rows="named") is False
-        assert not fastpath.is_enabled(session)
+            assert decoding.enable(session, rows="named") is False
+        assert not decoding.is_enabled(session)
         got = fetch(Target(session), "prepared")
         assert_row_kind(got.rows, "dict")
         assert_same_fetch(got, fetch(clusters.driver(5, "dict"), "prepared"))
@@ -256,7 +257,7 @@ def test_registering_a_udt_class_reaches_cached_plans(clusters, schema, rows):
     cluster = clusters.cluster(5, row_factory=named_tuple_factory if rows == "named" else dict_factory)
     try:
         fast, plain = cluster.connect(), cluster.connect()
-        assert fastpath.enable(fast, rows=rows)
+        assert decoding.enable(fast, rows=rows)
         query = f"SELECT * FROM {KS}.regs WHERE k = 1"
         fast_ps, plain_ps = fast.prepare(query), plain.prepare(query)
 
@@ -287,7 +288,7 @@ def test_registered_udt_class_survives_another_cluster(clusters, schema):
     other = clusters.cluster(5)  # no registration for xc_t
     try:
         fast, plain, elsewhere = mapped.connect(), mapped.connect(), other.connect()
-        assert fastpath.enable(fast, rows="named")
+        assert decoding.enable(fast, rows="named")
         query = f"SELECT * FROM {KS}.xc WHERE k = 1"
         assert type(fast.execute(query).one().r) is XcT
         assert type(elsewhere.execute(query).one().r).__name__ == "xc_t"  # the other cluster's own view

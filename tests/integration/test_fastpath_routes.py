@@ -10,7 +10,9 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import SimpleStatement, dict_factory, named_tuple_factory, tuple_factory
 
-from pyfactories import _python, _speedups, fastpath
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
+from pyfactories import decoding
 
 from .support import ALL_TYPES, ALL_TYPES_ROWS, METHODS, PAGE, Target, assert_same_fetch, assert_same_rows, fetch
 
@@ -73,11 +75,11 @@ def test_each_request_gets_its_own_factorys_rows(clusters, schema, route, config
     for method in METHODS:
         assert_same_fetch(fetch(target, method), fetch(driver, method))
     rs = target.execute(SimpleStatement(ALL_TYPES.simple(), fetch_size=PAGE))
-    assert rs.response_future._protocol_handler is fastpath.handler(handler)
+    assert rs.response_future._protocol_handler is decoding.handler(handler)
     assert rs.response_future.row_factory is (factory if handler == "tuple" and factory is not tuple_factory
                                               else tuple_factory)
     rs.fetch_next_page()  # a later page: the same route
-    assert rs.response_future._protocol_handler is fastpath.handler(handler)
+    assert rs.response_future._protocol_handler is decoding.handler(handler)
     if reference == "tuple":
         assert all(type(row) is tuple for row in rs.current_rows)
 

@@ -11,7 +11,8 @@ from cassandra.io.libevreactor import LibevConnection
 from cassandra.query import SimpleStatement, named_tuple_factory
 
 from profiling.cluster import connect
-from pyfactories import connection, fastpath
+from pyfactories import connection
+from pyfactories import decoding
 
 from .support import pool_connections
 
@@ -86,12 +87,12 @@ def test_execute_concurrent_same_rows(sessions):
 
 
 def test_the_fast_path_on_top(sessions, contact):
-    if not fastpath.AVAILABLE:
-        pytest.fail(f"the fast path is off in this build: {fastpath.UNAVAILABLE_REASON}")
+    if not decoding.AVAILABLE:
+        pytest.fail(f"the fast path is off in this build: {decoding.UNAVAILABLE_REASON}")
     version = sessions["ours"].cluster.protocol_version
-    cluster, session = connect(contact, protocol_version=version, compression=False, **fastpath.cluster_options())
+    cluster, session = connect(contact, protocol_version=version, compression=False, **connection.cluster_options())
     try:
-        assert fastpath.enable(session, rows="named")
+        assert decoding.enable(session, rows="named")
         query = SimpleStatement(f"SELECT * FROM {KEYSPACE}.blobs WHERE k = 1", fetch_size=ROWS + 1)
         mine = list(session.execute(query).current_rows)
         theirs = list(sessions["driver"].execute(query).current_rows)

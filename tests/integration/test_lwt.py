@@ -8,7 +8,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.query import BatchStatement, SimpleStatement
 
 import pyfactories
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 from .support import DRIVER, KS, Target, assert_same_rows, values_of
 

@@ -14,8 +14,9 @@ from cassandra.io.libevreactor import LibevConnection
 from cassandra.query import SimpleStatement, named_tuple_factory
 
 from profiling.cluster import Contact, connect
-from pyfactories import connection, fastpath
-from pyfactories._writes import CoalescedAsyncioWrites, CoalescedWrites
+from pyfactories import connection
+from pyfactories import decoding
+from pyfactories.connection._writes_py import CoalescedAsyncioWrites, CoalescedWrites
 
 from .proxy import self_signed_tls_proxy
 from .support import pool_connections
@@ -145,7 +146,7 @@ def test_fast_path_on_top_same_rows_as_the_driver(session, contact):
         results = {}
         for name, s in (("ours", session), ("driver", driver)):
             if name == "ours":
-                assert fastpath.enable(s, rows="named"), fastpath.UNAVAILABLE_REASON
+                assert decoding.enable(s, rows="named"), decoding.UNAVAILABLE_REASON
             select = s.prepare(f"SELECT k, v FROM {KEYSPACE}.rows WHERE run = ? AND k = ?")
             futures = [s.execute_async(select, (run, k)) for k in range(1000)]
             results[name] = [tuple(r) for f in futures for r in f.result()]

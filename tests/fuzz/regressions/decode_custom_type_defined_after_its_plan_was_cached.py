@@ -7,7 +7,8 @@ import struct
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import string
 
 body = (struct.pack(">iii", 2, 1, 1) + string("ks") + string("t") + string("c") + struct.pack(">H", 0)
@@ -21,7 +22,7 @@ def rows(handler):
 
 
 for kind in ("tuple", "named", "dict"):
-    assert rows(fastpath.handler(kind)) == rows(ProtocolHandler) == [(b"hi",)]
+    assert rows(decoding.handler(kind)) == rows(ProtocolHandler) == [(b"hi",)]
 
 
 class PfDefinedLaterType(cqltypes.CassandraType):
@@ -34,5 +35,5 @@ class PfDefinedLaterType(cqltypes.CassandraType):
 
 assert rows(ProtocolHandler) == [("HI",)]
 for kind in ("tuple", "named", "dict"):
-    assert rows(fastpath.handler(kind)) == [("HI",)], kind
+    assert rows(decoding.handler(kind)) == [("HI",)], kind
 print("ok")

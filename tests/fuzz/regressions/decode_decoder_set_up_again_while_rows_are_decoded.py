@@ -4,10 +4,12 @@ out as named rows, or a row was built from a plan without a row class. A decoder
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, _fastpath, fastpath
+from pyfactories import _driver
+from pyfactories.decoding import _fastpath
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, rows_body
 
-handler = fastpath.handler("tuple")
+handler = decoding.handler("tuple")
 decoder = handler.message_types_by_opcode[0x08].decoder
 outcomes = []
 

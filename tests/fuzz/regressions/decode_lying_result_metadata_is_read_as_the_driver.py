@@ -4,7 +4,8 @@ driver decodes the rows. Anything but an exact list or tuple of exact tuples is 
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, rows_body
 
 
@@ -27,6 +28,6 @@ body = rows_body([("a", cqltypes.Int32Type)], [[1]] * 3, metadata=False) + b"\x0
 plain = result_metadata([("a", cqltypes.Int32Type)])
 for meta in (Longer(plain), Shorter(plain), [Entry(plain[0])], tuple(plain)):
     expected = _driver.decode_message(ProtocolHandler, 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
-    got = _driver.decode_message(fastpath.handler("tuple"), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
+    got = _driver.decode_message(decoding.handler("tuple"), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
     assert got == expected, (type(meta).__name__, got, expected)
 print("ok")

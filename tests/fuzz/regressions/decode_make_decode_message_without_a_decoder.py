@@ -2,7 +2,7 @@
 frame (a segfault); the decoder is now checked when the classmethod is made."""
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _fastpath
+from pyfactories.decoding import _fastpath
 
 try:
     _fastpath.make_decode_message(None, ProtocolHandler.decode_message.__func__, object)

@@ -4,7 +4,8 @@ the driver decodes what the frame is. Only exact ints take the fast decode now."
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import rows_body
 
 
@@ -31,7 +32,7 @@ def outcome(handler, flags, opcode):
 
 for flags, opcode in ((0, Lying(0x0E)), (Lying(0x02), 8), (Lying(0), Lying(5))):
     expected = outcome(ProtocolHandler, flags, opcode)
-    got = outcome(fastpath.handler("tuple"), flags, opcode)
+    got = outcome(decoding.handler("tuple"), flags, opcode)
     if expected[0] == "error":
         assert got[0] == "error", (flags, opcode, got, expected)
     else:

@@ -5,7 +5,8 @@ import struct
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, string
 
 body = struct.pack(">iii", 2, 1, -3) + string("ks") + string("t") + struct.pack(">i", 1) + struct.pack(">i", 4) + b"abcd"
@@ -13,6 +14,6 @@ meta = result_metadata([("a", cqltypes.Int32Type)])
 expected = _driver.decode_message(ProtocolHandler, 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
 assert expected == [(1633837924,)]
 for kind in ("tuple", "named", "dict"):
-    got = _driver.decode_message(fastpath.handler(kind), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
+    got = _driver.decode_message(decoding.handler(kind), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
     assert [tuple(r.values()) if kind == "dict" else tuple(r) for r in got] == expected, (kind, got)
 print("ok")

@@ -6,7 +6,8 @@ import struct
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, string
 
 body = struct.pack(">iii", 2, 1, 0) + string("ks") + string("t") + struct.pack(">i", 1) + struct.pack(">i", 4) + b"abcd"
@@ -19,7 +20,7 @@ def rows(handler, meta):
 
 
 for kind in ("tuple", "named", "dict"):
-    handler = fastpath.handler(kind)
+    handler = decoding.handler(kind)
     for meta in (ints, texts, ints, texts):
         expected = rows(ProtocolHandler, meta)
         got = rows(handler, meta)

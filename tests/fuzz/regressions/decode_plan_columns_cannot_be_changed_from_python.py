@@ -5,10 +5,12 @@ import gc
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, _fastpath, fastpath
+from pyfactories import _driver
+from pyfactories.decoding import _fastpath
+from pyfactories import decoding
 from tests.result_bodies import rows_body
 
-handler = fastpath.handler("tuple")
+handler = decoding.handler("tuple")
 decoder = handler.message_types_by_opcode[0x08].decoder
 body = rows_body([("a", cqltypes.Int32Type)], [[1]])
 _driver.decode_message(handler, 5, {}, 1, 0, 0x08, body, None, None)

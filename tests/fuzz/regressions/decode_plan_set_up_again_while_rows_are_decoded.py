@@ -7,10 +7,12 @@ import gc
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, _fastpath, fastpath
+from pyfactories import _driver
+from pyfactories.decoding import _fastpath
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, rows_body
 
-handler = fastpath.handler("tuple")
+handler = decoding.handler("tuple")
 decoder = handler.message_types_by_opcode[0x08].decoder
 wide = result_metadata([(f"c{i}", cqltypes.Int32Type) for i in range(200)])
 tried = []

@@ -3,7 +3,8 @@ replaced, one added): the next decode uses the new types, as the driver does, ne
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, rows_body
 
 
@@ -11,7 +12,7 @@ def rows(handler, body, meta):
     return _driver.decode_message(handler, 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
 
 
-handler = fastpath.handler("tuple")
+handler = decoding.handler("tuple")
 meta = result_metadata([("a", cqltypes.Int32Type)])
 body = rows_body([("a", cqltypes.Int32Type)], [[1633837924]], metadata=False)
 assert rows(handler, body, meta) == rows(ProtocolHandler, body, meta) == [(1633837924,)]

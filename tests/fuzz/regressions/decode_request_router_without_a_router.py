@@ -1,7 +1,7 @@
 """RequestRouter(None, kind) was accepted, and each request then read the router's fields from None's
 memory (and would call a method of None); a router is now required, and a listener whose __init__
 never ran raises TypeError."""
-from pyfactories import _routes
+from pyfactories.decoding import _routes
 
 try:
     _routes.RequestRouter(None, _routes.NAMED)

@@ -7,7 +7,7 @@ import io
 from cassandra import DriverException, cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import fastpath
+from pyfactories import decoding
 from tests.result_bodies import rows_body
 
 body = rows_body([("a", cqltypes.Int32Type)], [[7]])
@@ -41,7 +41,7 @@ def files():
 
 
 driver_message = ProtocolHandler.message_types_by_opcode[0x08]
-ours = fastpath.handler("tuple").message_types_by_opcode[0x08]
+ours = decoding.handler("tuple").message_types_by_opcode[0x08]
 for theirs_f, ours_f in zip(files(), files()):
     theirs_f.seek(4)
     ours_f.seek(4)

@@ -6,7 +6,8 @@ import gc
 from cassandra import cqltypes
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _driver, fastpath
+from pyfactories import _driver
+from pyfactories import decoding
 from tests.result_bodies import result_metadata, rows_body
 
 walk = [False]
@@ -30,7 +31,7 @@ body = rows_body(columns, [[i, b"\x01"] for i in range(3)], metadata=False)
 walk[0] = True
 expected = _driver.decode_message(ProtocolHandler, 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
 for kind in ("tuple", "named", "dict"):
-    got = _driver.decode_message(fastpath.handler(kind), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
+    got = _driver.decode_message(decoding.handler(kind), 5, {}, 1, 0, 0x08, body, None, meta).parsed_rows
     assert [tuple(r.values()) if kind == "dict" else tuple(r) for r in got] == expected, (kind, got)
     assert gc.is_tracked(got)
 print("ok")

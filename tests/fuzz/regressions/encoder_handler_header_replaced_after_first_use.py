@@ -6,7 +6,8 @@ It is now asked for every request, as the twin does."""
 from cassandra.connection import Connection
 from cassandra.protocol import ProtocolHandler, QueryMessage
 
-from pyfactories import _encoder, _encoding
+from pyfactories.connection import _encoding as _encoder
+from pyfactories.connection import _encoding_py as _encoding
 
 
 class Handler(ProtocolHandler):

@@ -6,7 +6,8 @@ copied into a tuple, before anything is sized: the answer is the twin's (here: l
 
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage
 
-from pyfactories import _encoder, _encoding
+from pyfactories.connection import _encoding as _encoder
+from pyfactories.connection import _encoding_py as _encoding
 
 params = [b"a"]
 

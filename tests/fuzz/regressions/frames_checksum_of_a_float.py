@@ -7,7 +7,8 @@ import zlib
 
 from cassandra import segment
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 
 def outcome(fn, *args):

@@ -11,7 +11,10 @@ from cassandra import segment
 from cassandra.connection import Connection
 from cassandra.protocol import ProtocolHandler, QueryMessage
 
-from pyfactories import _encoder, _encoding, _framing, _segments
+from pyfactories.connection import _encoding as _encoder
+from pyfactories.connection import _encoding_py as _encoding
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 
 def encoded(module, how, msg=b"payload"):

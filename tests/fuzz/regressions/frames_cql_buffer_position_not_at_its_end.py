@@ -11,7 +11,8 @@ import struct
 from cassandra import segment
 from cassandra.connection import Connection
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 
 class Recorder(Connection):

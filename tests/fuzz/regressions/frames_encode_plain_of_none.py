@@ -6,7 +6,7 @@ import io
 
 from cassandra import segment
 
-from pyfactories import _segments
+from pyfactories.connection import _framing as _segments
 
 
 def outcome(fn, *args):

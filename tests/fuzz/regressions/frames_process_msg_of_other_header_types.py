@@ -7,7 +7,8 @@ body or mapping now takes the twin's steps; a request recorded as ``None`` is th
 from cassandra.connection import Connection, _Frame
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 VOID = b"\x00\x00\x00\x01"  # a RESULT of kind VOID
 

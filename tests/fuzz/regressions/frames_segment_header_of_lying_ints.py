@@ -4,7 +4,8 @@
 
 import io
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 
 class Wide(int):

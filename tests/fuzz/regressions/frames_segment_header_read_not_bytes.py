@@ -5,7 +5,8 @@ twin decodes it: the same header, or the same error."""
 
 import io
 
-from pyfactories import _framing, _segments
+from pyfactories.connection import _framing_py as _framing
+from pyfactories.connection import _framing as _segments
 
 
 class Reads:

@@ -5,7 +5,8 @@ from cassandra.cqltypes import Int32Type
 from cassandra.protocol import ColumnMetadata
 from cassandra.query import UNSET_VALUE, BoundStatement, PreparedStatement
 
-from pyfactories import _binding, _bindspec
+from pyfactories.binding import _binding
+from pyfactories.binding import _binding_py as _bindspec
 
 
 class Lying(list):

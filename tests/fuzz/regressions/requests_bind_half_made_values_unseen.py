@@ -8,7 +8,7 @@ from cassandra.cqltypes import Int32Type
 from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
-from pyfactories import _binding
+from pyfactories.binding import _binding
 
 seen = []
 

@@ -5,8 +5,8 @@ from cassandra.cqltypes import Int32Type, LongType
 from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
-from pyfactories import _binding
-from pyfactories._bindspec import PLAN_ATTRIBUTE
+from pyfactories.binding import _binding
+from pyfactories.binding._binding_py import PLAN_ATTRIBUTE
 
 
 class Long(LongType):

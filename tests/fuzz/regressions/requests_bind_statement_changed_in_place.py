@@ -6,7 +6,8 @@ from cassandra.cqltypes import Int32Type, LongType, UTF8Type
 from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
-from pyfactories import _binding, _bindspec
+from pyfactories.binding import _binding
+from pyfactories.binding import _binding_py as _bindspec
 
 
 def run(bind):

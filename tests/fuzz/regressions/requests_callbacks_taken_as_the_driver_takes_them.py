@@ -7,7 +7,8 @@ import threading
 
 from cassandra.cluster import ResponseFuture
 
-from pyfactories import _futures, _futurespec
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py as _futurespec
 
 
 class Empty(dict):

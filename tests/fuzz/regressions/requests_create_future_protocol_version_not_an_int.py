@@ -2,7 +2,8 @@
 int subclass, set from Python) gets the driver's own future (the driver compares it as it is), not a
 TypeError or OverflowError of a conversion to a C int."""
 
-from pyfactories import _futures, _futurespec
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py as _futurespec
 
 
 class Version(int):

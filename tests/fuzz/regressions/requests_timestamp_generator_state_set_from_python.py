@@ -6,7 +6,8 @@ import time
 
 from cassandra.timestamps import MonotonicTimestampGenerator
 
-from pyfactories import _futures, _futurespec
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py as _futurespec
 
 
 class Big(int):

@@ -7,7 +7,8 @@ from cassandra.connection import DefaultEndPoint
 from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
 from cassandra.pool import Host
 
-from pyfactories import _futures, _futurespec
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py as _futurespec
 
 
 class Shrinking(Host):

@@ -7,7 +7,7 @@ now run outside the lock, as in the twin.
 import logging
 import threading
 
-from pyfactories import _speedups
+from pyfactories.rows import _rows as _speedups
 
 
 class Reenter(logging.Handler):

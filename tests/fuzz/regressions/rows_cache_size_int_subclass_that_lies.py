@@ -4,7 +4,8 @@ The compiled cache stored -5 and evicted until it popped from an empty dict (a K
 set_cache_size and from every later miss); the twin stored -5. Both now read the int's own value
 and refuse it with the ValueError any other bad size gets.
 """
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 
 class Positive(int):

@@ -3,7 +3,9 @@
 The twin asked isinstance(), which believes __class__, and read them; the compiled module checks the
 real type and refused them: one answered, the other raised. Both now check the real type.
 """
-from pyfactories import _classrows, _python, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 
 class Pretend:

@@ -5,7 +5,8 @@ one argument) where the twin built the row. A plan now passes each name once, in
 """
 import dataclasses
 
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 
 
 @dataclasses.dataclass

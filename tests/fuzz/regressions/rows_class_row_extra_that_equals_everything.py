@@ -6,7 +6,8 @@ choice is now read as the plain str it holds, and returned as one of the two cho
 """
 import dataclasses
 
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 
 
 class EqualsAll(str):

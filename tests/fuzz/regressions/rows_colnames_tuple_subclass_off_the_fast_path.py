@@ -6,7 +6,8 @@ read through its iteration, like the driver's factories and the twin.
 """
 from cassandra import query
 
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 
 class Lies(tuple):

@@ -7,7 +7,8 @@ constructor.
 import dataclasses
 import sys
 
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 
 
 @dataclasses.dataclass(slots=True)

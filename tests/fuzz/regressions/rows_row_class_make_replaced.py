@@ -5,7 +5,8 @@ while the compiled rows are filled in C: two answers. Both now build the row as 
 """
 from cassandra import query
 
-from pyfactories import _python, _speedups
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 cols, rows = ["a", "b"], [(1, 2), (3, 4)]
 for module in (_speedups, _python):

@@ -7,7 +7,7 @@ one forever. The class is read again after the finalizer, as CPython's own deall
 import gc
 import sys
 
-from pyfactories import _speedups
+from pyfactories.rows import _rows as _speedups
 
 rows = _speedups.cached_named_tuple_factory(["a", "b"], [(1, 2)])
 Row = type(rows[0])

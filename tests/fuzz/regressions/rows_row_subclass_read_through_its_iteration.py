@@ -6,7 +6,9 @@ different row. Now every factory reads a subclass row through its iteration, lik
 """
 from cassandra import query
 
-from pyfactories import _classrows, _python, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 
 class IterLies(list):

@@ -5,7 +5,9 @@ twin iterate it: other rows (or an IndexError). Now a subclass is read once, thr
 """
 from cassandra import query
 
-from pyfactories import _classrows, _python, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows as _speedups
 
 
 class Rows(list):

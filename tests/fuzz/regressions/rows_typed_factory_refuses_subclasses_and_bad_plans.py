@@ -3,7 +3,8 @@
 The compiled factory read the plan's fields from whatever its cache returned: None was read as a plan
 (garbage counts and positions). The class is now final, and a compiled plan checks what it copies.
 """
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 
 try:
     class Evil(_speedups.TypedRowFactory):

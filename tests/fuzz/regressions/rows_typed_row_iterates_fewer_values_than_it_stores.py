@@ -6,7 +6,8 @@ what its iteration yields, checked against the column count: the twin's ValueErr
 """
 import dataclasses
 
-from pyfactories import _classrows, _speedups
+from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _rows as _speedups
 
 
 class Short(list):

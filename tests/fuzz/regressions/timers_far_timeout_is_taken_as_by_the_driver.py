@@ -6,7 +6,8 @@ same deadline, the same buckets, and the timer fires no sooner than its deadline
 
 from cassandra.connection import Timer
 
-from pyfactories import _timerqueue, _timers
+from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers_py as _timers
 
 
 def outcome(module, timeouts, resolution=0.01):

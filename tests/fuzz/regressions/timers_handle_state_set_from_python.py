@@ -7,7 +7,7 @@ a service does nothing."""
 import copy
 import pickle
 
-from pyfactories import _timerqueue
+from pyfactories.connection import _timers as _timerqueue
 
 service = _timerqueue.TimerService(lambda deadline: None, clock=lambda: 0.0)
 fired = []

@@ -2,7 +2,8 @@
 ``(deadline, bucket)`` tuple, a list in its place) had the compiled ``fire`` read it unchecked (a
 list read as a tuple: a segfault). ``_heads`` is now a copy; the heap is the C code's alone."""
 
-from pyfactories import _timerqueue, _timers
+from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers_py as _timers
 
 for change in ("list-entry", "none-entry", "appended", "cleared", "replaced"):
     fired = []
@@ -26,5 +27,5 @@ for change in ("list-entry", "none-entry", "appended", "cleared", "replaced"):
                 pass
         assert service._heads == [(1.0, 100)], change
         assert service.fire(2.0) == float("inf")
-    assert fired == ["pyfactories._timers", "pyfactories._timerqueue"], change
+    assert fired == ["pyfactories.connection._timers_py", "pyfactories.connection._timers"], change
 print("ok")

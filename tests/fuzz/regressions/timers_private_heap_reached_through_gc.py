@@ -6,7 +6,7 @@ the lock released, and the service still usable."""
 
 import gc
 
-from pyfactories import _timerqueue
+from pyfactories.connection import _timers as _timerqueue
 
 
 def service_with_timer():

@@ -3,7 +3,8 @@
 freed the lock another thread could be waiting for. The lock is now made with the object, once;
 a service whose ``__init__`` did not run raises ``AttributeError``, as the twin's does."""
 
-from pyfactories import _timerqueue, _timers
+from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers_py as _timers
 
 
 def outcome(module, call):

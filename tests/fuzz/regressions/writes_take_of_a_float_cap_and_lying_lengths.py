@@ -8,7 +8,8 @@ the C range is the twin's (clamped, it differed where a length is the largest th
 import sys
 from collections import deque
 
-from pyfactories import _writequeue, _writes
+from pyfactories.connection import _writes as _writequeue
+from pyfactories.connection import _writes_py as _writes
 
 
 class Huge(bytes):

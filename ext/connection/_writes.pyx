@@ -1,0 +1,63 @@
+# cython: language_level=3
+"""The coalesced write queue's per-request steps in C: :func:`pyfactories.connection._writes_py.push` and
+:func:`pyfactories.connection._writes_py.take` (their pure-Python twins, which document them), methods of
+:class:`pyfactories.connection._writes_py.CoalescedWrites`."""
+
+from cpython.number cimport PyNumber_AsSsize_t
+from cpython.pythread cimport PyThread_get_thread_ident
+
+try:
+    from cassandra.io import libevreactor
+except Exception:  # the driver raises DependencyException without its libev extension
+    libevreactor = None  # and the mixin is not used
+
+
+def push(self, data):
+    """Queue a request's bytes; wake the loop only when the queue was empty and this is not the
+    loop's thread."""
+    cdef bint wake
+    lock = self._deque_lock
+    lock.acquire()
+    try:
+        queue = self.deque  # read under the lock, as the twin does
+        wake = not queue
+        queue.append(data)
+    finally:
+        lock.release()
+    if wake:
+        loop = libevreactor._global_loop
+        thread = loop._thread
+        if thread is None or thread.ident != PyThread_get_thread_ident():
+            loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+
+
+def take(self, cap):
+    """The next bytes to write (caller holds ``_deque_lock``; the queue is not empty): the head,
+    or the head and what follows it joined, up to ``cap`` bytes. ``cap`` is an integer
+    (``__index__``; a float is the twin's ``TypeError``); one beyond the C range is the twin's (whose
+    sums of lengths, which an item's ``len`` can make as large as it likes, are unbounded); lengths
+    are summed here without overflow, whatever an item's ``len`` says."""
+    cdef Py_ssize_t limit
+    try:
+        limit = PyNumber_AsSsize_t(cap, OverflowError)  # a float raises TypeError
+    except OverflowError:
+        from pyfactories.connection._writes_py import take as twin_take  # here: _writes imports this module
+
+        return twin_take(self, cap)
+    queue = self.deque
+    data = queue.popleft()
+    if not queue or self._write_again or len(data) >= limit:
+        return data
+    cdef Py_ssize_t size = len(data), n
+    cdef list parts = [data]
+    for nxt in queue:
+        n = len(nxt)
+        if n > limit - size:  # size + n > limit (size < limit here: no overflow)
+            break
+        size += n
+        parts.append(nxt)
+    cdef Py_ssize_t i
+    popleft = queue.popleft
+    for i in range(len(parts) - 1):
+        popleft()
+    return b"".join(parts) if len(parts) > 1 else data

@@ -1,0 +1,127 @@
+# Included by _futures.pyx: the query plan of the driver's default load-balancing policy and the
+# client timestamp of its generator, both pure Python in the driver (pyfactories.futures._futures_py's
+# distance, token_aware_plan, query_plan and timestamp).
+
+cdef inline object _distance(child, host):
+    if type(child) is DCAwareRoundRobinPolicy and (host.datacenter or child.local_dc) == child.local_dc:
+        return _LOCAL
+    return child.distance(host)
+
+
+def distance(child, host):
+    """``pyfactories.futures._futures_py.distance``."""
+    return _distance(child, host)
+
+
+cdef enum:
+    NOT_STARTED, REPLICAS, CHILD_SKIPPING_REPLICAS, CHILD, DONE
+
+cdef object _END = object()  # the plan's end (None is a host a plan can yield)
+
+
+cdef class TokenAwarePlan:
+    """``pyfactories.futures._futures_py.token_aware_plan``: an iterator in the generator's steps (nothing runs
+    before the first ``next``; the child's plan starts once the replicas are used up). As a generator:
+    the replicas are iterated (whatever ``get_replicas`` returns, as the driver's ``for`` takes it), a
+    ``next`` from inside a step is refused, and an error ends the plan."""
+
+    cdef object policy, working_keyspace, query, keyspace, child, replicas, replica_iter, child_plan
+    cdef int state
+    cdef bint running
+
+    def __cinit__(self, policy, working_keyspace, query):
+        self.policy, self.working_keyspace, self.query = policy, working_keyspace, query
+        self.state = NOT_STARTED
+
+    def __iter__(self):
+        return self
+
+    cdef _start(self):
+        query, policy = self.query, self.policy
+        self.keyspace = query.keyspace if query and query.keyspace else self.working_keyspace
+        self.child = policy._child_policy
+        routing_key = None if query is None else query.routing_key
+        if routing_key is None or self.keyspace is None:
+            self.child_plan = iter(self.child.make_query_plan(self.keyspace, query))
+            self.state = CHILD
+            return
+        replicas = policy._cluster_metadata.get_replicas(self.keyspace, routing_key)
+        if policy.shuffle_replicas:
+            shuffle(replicas)
+        self.replicas = replicas
+        self.replica_iter = iter(replicas)
+        self.state = REPLICAS
+
+    cdef object _step(self):
+        if self.state == NOT_STARTED:
+            self._start()
+        if self.state == REPLICAS:
+            for replica in self.replica_iter:
+                if replica.is_up and _distance(self.child, replica) == _LOCAL:
+                    return replica
+            self.replica_iter = None
+            self.child_plan = iter(self.child.make_query_plan(self.keyspace, self.query))
+            self.state = CHILD_SKIPPING_REPLICAS
+        if self.state == CHILD_SKIPPING_REPLICAS:
+            for host in self.child_plan:
+                if host not in self.replicas or _distance(self.child, host) == _REMOTE:
+                    return host
+        elif self.state == CHILD:
+            for host in self.child_plan:
+                return host
+        return _END
+
+    def __next__(self):
+        if self.running:
+            raise ValueError("generator already executing")
+        if self.state == DONE:
+            raise StopIteration
+        self.running = True
+        try:
+            host = self._step()
+        except StopIteration as exc:  # as a generator says it (PEP 479)
+            self._end()
+            raise RuntimeError("generator raised StopIteration") from exc
+        except BaseException:
+            self._end()  # an error ends the plan, as it ends a generator
+            raise
+        finally:
+            self.running = False
+        if host is _END:
+            self._end()
+            raise StopIteration
+        return host
+
+    cdef _end(self):
+        self.state = DONE
+        self.replicas = self.replica_iter = self.child_plan = self.child = None
+
+
+cdef inline object _query_plan(load_balancer, working_keyspace, query):
+    if type(load_balancer) is TokenAwarePolicy:
+        return TokenAwarePlan(load_balancer, working_keyspace, query)
+    return iter(load_balancer.make_query_plan(working_keyspace, query))
+
+
+def query_plan(load_balancer, working_keyspace, query):
+    """``pyfactories.futures._futures_py.query_plan``."""
+    return _query_plan(load_balancer, working_keyspace, query)
+
+
+cdef object _timestamp(generator):
+    cdef object now, last
+    if type(generator) is not MonotonicTimestampGenerator or "_next_timestamp" in generator.__dict__:
+        return generator()
+    with generator.lock:
+        now, last = int(_now() * 1e6), generator.last
+        if now > last:
+            generator.last = now
+            return now
+        generator._maybe_warn(now=now)
+        generator.last = last + 1
+        return generator.last
+
+
+def timestamp(generator):
+    """``pyfactories.futures._futures_py.timestamp``."""
+    return _timestamp(generator)

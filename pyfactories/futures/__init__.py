@@ -1,0 +1,80 @@
+"""Requests that start with fewer Python objects: the driver's ``ResponseFuture``, leaner.
+
+    import pyfactories
+    pyfactories.enable(session)     # futures=True: this module's futures, with every other part
+
+What ``install`` changes, on one session object: its ``_create_response_future`` (the step of the
+driver's ``Session.execute_async`` that builds the request's message and future) becomes
+:class:`LeanCreate`, which gives ``execute``, ``execute_async``, ``execute_concurrent`` and their
+pages a :class:`LeanResponseFuture`. That is a subclass of the driver's ``ResponseFuture`` with
+the same attributes and behaviour (callbacks, errbacks, ``result()``, paging, tracing, retries,
+speculative executions, timeouts), and less work per request:
+
+* its completion event makes a lock only when a thread waits on a future that is not done yet
+  (the driver's ``threading.Event`` makes a ``Condition`` per request, waited on or not);
+* sending it and taking its answer (rows, or none) use no ``functools.partial``, keyword arguments or
+  ``Condition.notify`` (when no thread waits for a stream);
+* finishing a request calls its callbacks without building a ``functools.partial`` for each;
+* with no speculative execution, its timeout timer is armed without asking the plan for one.
+
+Requests the driver builds in a way this module does not (a custom payload, ``execute_as``,
+batches, graph statements, continuous paging, the legacy execution parameters) go to the driver's
+method, untouched; so do all requests of scylla-driver, whose ``ResponseFuture`` differs
+(:data:`FUTURES_OURS`). ``uninstall`` puts the session's method back. The specification is
+``pyfactories.futures._futures_py``; ``pyfactories.futures._futures`` is its compiled twin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cassandra.cluster import ResponseFuture
+
+from .. import _support
+from .._impl import COMPILED
+from .._sessions import has_own, put_back
+
+if COMPILED:
+    from . import _futures as _spec
+else:
+    from . import _futures_py as _spec
+
+__all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "install", "uninstall", "is_installed"]
+
+#: whether this driver's ``ResponseFuture`` is the one this module follows (cassandra-driver's)
+FUTURES_OURS = not _support.PROTOCOL_FEATURES
+
+
+class LeanResponseFuture(ResponseFuture):
+    """The driver's ``ResponseFuture`` (see the module's docstring); made by :class:`LeanCreate`."""
+
+    _query = _spec.query
+    _set_result = _spec.set_result
+    _set_final_result = _spec.set_final_result
+    _set_final_exception = _spec.set_final_exception
+    add_callback = _spec.add_callback
+    add_errback = _spec.add_errback
+    add_callbacks = _spec.add_callbacks
+
+
+#: a session's ``_create_response_future`` giving :class:`LeanResponseFuture` s for the requests it builds
+LeanCreate = _spec.LeanCreate
+
+
+def is_installed(session: Any) -> bool:
+    return has_own(session, "_create_response_future", LeanCreate)
+
+
+def install(session: Any) -> bool:
+    """Requests of ``session`` get :class:`LeanResponseFuture` s from now on; False (and nothing
+    changed) on a driver whose ``ResponseFuture`` this module does not follow."""
+    if not FUTURES_OURS:
+        return False
+    if not is_installed(session):
+        session._create_response_future = LeanCreate(session, LeanResponseFuture)
+    return True
+
+
+def uninstall(session: Any) -> None:
+    """``session._create_response_future`` is what it was before ``install``."""
+    put_back(session, "_create_response_future", LeanCreate)

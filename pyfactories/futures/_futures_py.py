@@ -1,0 +1,410 @@
+"""Requests started with fewer Python objects: the pure-Python twin (and specification) of the
+compiled ``pyfactories.futures._futures``.
+
+The driver's ``Session.execute_async`` builds, per request, a ``ResponseFuture`` whose
+``threading.Event`` makes a ``Condition``, its lock, its waiter queue and six bound methods,
+although most requests are finished by a callback and never waited on, and two lists for
+callbacks and errbacks, added or not; ``add_callbacks`` takes the future's lock twice; finishing a
+request builds one ``functools.partial`` per callback. This module is what ``pyfactories.futures``
+puts in their place, with the driver's semantics:
+
+* :class:`Once`: ``Event``'s ``is_set``/``set``/``clear``/``wait``. The compiled one makes a lock
+  only when a thread waits on an unset future; this twin is ``threading.Event`` itself.
+* :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
+  :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
+  leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
+* :func:`query` (with :class:`Completion`), :func:`set_result` and :func:`return_connection`: the
+  driver's ``_query`` and ``_set_result`` (and its pool's ``return_connection``) of a request with
+  rows or none, without a ``functools.partial``, keyword arguments or a ``Condition.notify`` per
+  request; any other answer goes to the driver's ``_set_result``.
+* :func:`query_plan` and :func:`timestamp`: the driver's default load balancing policy's query plan
+  and its timestamp generator (both pure Python in the driver), for the future and its message.
+* :func:`create_future` (:class:`LeanCreate`, a session's method): what
+  ``Session._create_response_future`` does for a ``str``, a ``SimpleStatement``, a
+  ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload
+  (``execute_as`` is one) or continuous paging; the request gets a future of class ``future_class``
+  (``pyfactories.futures.LeanResponseFuture``). Any other request goes to the driver's method.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from cassandra.cluster import (
+    _NOT_SET,
+    EXEC_PROFILE_DEFAULT,
+    ExecutionProfile,
+    NoSpeculativeExecutionPlan,
+    ResponseFuture,
+    _ConfigMode,
+)
+from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
+from cassandra.pool import HostConnection, NoConnectionsAvailable
+from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
+from cassandra.timestamps import MonotonicTimestampGenerator
+from cassandra.protocol import ExecuteMessage, QueryMessage
+from cassandra.query import (
+    FETCH_SIZE_UNSET,
+    BoundStatement,
+    PreparedStatement,
+    SimpleStatement,
+    bind_params,
+)
+
+from cassandra import ProtocolVersion
+
+Once = threading.Event
+#: the driver's logger of these steps (the same records)
+log = logging.getLogger("cassandra.cluster")
+#: the plan of requests without speculative executions (the driver's class default): no timer for it
+_NO_SPECULATION = NoSpeculativeExecutionPlan
+
+
+def set_final_result(future: Any, response: Any) -> None:
+    """``ResponseFuture._set_final_result``."""
+    _finish(future, response, "_final_result", "_callbacks")
+
+
+def set_final_exception(future: Any, response: Any) -> None:
+    """``ResponseFuture._set_final_exception``."""
+    _finish(future, response, "_final_exception", "_errbacks")
+
+
+def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
+    timer = future._timer
+    if timer:
+        timer.cancel()
+    metrics = future._metrics
+    if metrics is not None:
+        metrics.request_timer.addValue(time.time() - future._start_time)
+    with future._callback_lock:
+        setattr(future, outcome, response)
+        # a copy, taken in the lock: a callback added from now on runs on the spot instead
+        to_call = snapshot(getattr(future, listeners))
+    future._event.set()
+    for fn, args, kwargs in to_call:
+        fn(response, *args, **kwargs)
+
+
+def snapshot(listeners: Any) -> tuple:
+    """Each listener's function and arguments as they are now, what the driver's ``partial`` per listener
+    keeps (its errors too: a function that cannot be called, keyword arguments that are neither a mapping
+    nor pairs), all before any runs, so a callback that changes a later one's arguments (they are
+    reachable) changes nothing of this call."""
+    if listeners is None:
+        return ()
+    found = []
+    for fn, args, kwargs in listeners:
+        if not callable(fn):
+            raise TypeError("the first argument must be callable")
+        found.append((fn, tuple(args), dict(kwargs)))  # as the driver takes them: a mapping or pairs
+    return tuple(found)
+
+
+def _append(future: Any, name: str, item: tuple) -> None:
+    """Add to the future's callbacks or errbacks, in its lock: the list is made by the first one
+    (``ResponseFuture``'s class attributes are ``None``: a future finished without any has none)."""
+    listeners = getattr(future, name)
+    if listeners is None:
+        setattr(future, name, [item])
+    else:
+        listeners.append(item)
+
+
+def add_callback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ResponseFuture.add_callback``."""
+    with future._callback_lock:
+        _append(future, "_callbacks", (fn, args, kwargs))
+        run_now = future._final_result is not _NOT_SET
+    if run_now:
+        fn(future._final_result, *args, **kwargs)
+    return future
+
+
+def add_errback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ResponseFuture.add_errback``."""
+    with future._callback_lock:
+        _append(future, "_errbacks", (fn, args, kwargs))
+        run_now = bool(future._final_exception)
+    if run_now:
+        fn(future._final_exception, *args, **kwargs)
+    return future
+
+
+def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any = (), callback_kwargs: Any = None,
+                  errback_args: Any = (), errback_kwargs: Any = None) -> None:
+    """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
+    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
+    with future._callback_lock:
+        _append(future, "_callbacks", (callback, cb_args, cb_kwargs))
+        _append(future, "_errbacks", (errback, eb_args, eb_kwargs))
+        succeeded = future._final_result is not _NOT_SET
+        failed = bool(future._final_exception)
+    if succeeded:
+        callback(future._final_result, *cb_args, **cb_kwargs)
+    if failed:
+        errback(future._final_exception, *eb_args, **eb_kwargs)
+
+
+def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
+    """``ResponseFuture._query``: the request sent to ``host``; its request id, or ``None`` (the
+    error kept by host) when that host cannot take it. The answer goes to :class:`Completion`."""
+    if message is None:
+        message = future.message
+    pool = future.session._pools.get(host)
+    if not pool:
+        future._errors[host] = ConnectionException("Host has been marked down or removed")
+        return None
+    elif pool.is_shutdown:
+        future._errors[host] = ConnectionException("Pool is shutdown")
+        return None
+    future._current_host = host
+    connection = None
+    try:
+        connection, request_id = pool.borrow_connection(2.0)
+        future._connection = connection
+        result_meta = future.prepared_statement.result_metadata if future.prepared_statement else []
+        if cb is None:
+            cb = Completion(future, host, connection, pool)
+        handler = future._protocol_handler
+        future.request_encoded_size = connection.send_msg(message, request_id, cb, handler.encode_message,
+                                                          handler.decode_message, result_meta)
+        future.attempted_hosts.append(host)
+        return request_id
+    except NoConnectionsAvailable as exc:
+        log.debug("All connections for host %s are at capacity, moving to the next host", host)
+        future._errors[host] = exc
+    except ConnectionBusy as exc:
+        log.debug("Connection for host %s is busy, moving to the next host", host)
+        future._errors[host] = exc
+    except Exception as exc:
+        log.debug("Error querying host %s", host, exc_info=True)
+        future._errors[host] = exc
+        if future._metrics is not None:
+            future._metrics.on_connection_error()
+        if connection:
+            pool.return_connection(connection)
+    return None
+
+
+class Completion:
+    """The callback of a request :func:`query` sent: ``partial(future._set_result, host, connection, pool)``."""
+
+    __slots__ = ("future", "host", "connection", "pool")
+
+    def __init__(self, future: Any, host: Any, connection: Any, pool: Any) -> None:
+        self.future, self.host, self.connection, self.pool = future, host, connection, pool
+
+    def __call__(self, response: Any) -> None:
+        self.future._set_result(self.host, self.connection, self.pool, response)
+
+
+def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
+    """``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
+    answer goes to the driver's method."""
+    kind = response.kind if isinstance(response, ResultMessage) else None
+    if (type(kind) is not int or kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID) or getattr(response, "trace_id", None)
+            or getattr(future.message, "continuous_paging_options", None)):
+        ResponseFuture._set_result(future, host, connection, pool, response)
+        return
+    try:
+        future.coordinator_host = host
+        if pool:
+            return_connection(pool, connection)
+        future._warnings = getattr(response, "warnings", None)
+        future._custom_payload = getattr(response, "custom_payload", None)
+        if kind == RESULT_KIND_ROWS:
+            future._paging_state = response.paging_state
+            future._col_names = response.column_names
+            future._col_types = response.column_types
+            future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
+        else:
+            future._set_final_result(None)
+    except Exception as exc:
+        log.exception("Unexpected exception while handling result in ResponseFuture:\n%s", future)
+        future._set_final_exception(exc)
+
+
+def return_connection(pool: Any, connection: Any) -> None:
+    """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
+    a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
+    condition = pool._stream_available_condition if type(pool) is HostConnection else None
+    if type(condition) is not threading.Condition:
+        pool.return_connection(connection)
+        return
+    with connection.lock:
+        connection.in_flight -= 1
+    with condition:
+        if condition._waiters:
+            condition.notify()
+    if connection.is_defunct or connection.is_closed or connection in pool._trash:
+        pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
+
+
+def distance(child: Any, host: Any) -> Any:
+    """``child.distance(host)``; a ``DCAwareRoundRobinPolicy``'s for a host of its local data centre
+    without the call (its ``_dc``: the host's data centre, or the local one when it has none)."""
+    if type(child) is DCAwareRoundRobinPolicy and (host.datacenter or child.local_dc) == child.local_dc:
+        return HostDistance.LOCAL
+    return child.distance(host)
+
+
+def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
+    """``TokenAwarePolicy.make_query_plan``: the same hosts in the same order, with the same calls on the
+    policies (the child's plan is started only once the replicas are used up)."""
+    keyspace = query.keyspace if query and query.keyspace else working_keyspace
+    child = policy._child_policy
+    routing_key = None if query is None else query.routing_key
+    if routing_key is None or keyspace is None:
+        yield from child.make_query_plan(keyspace, query)
+        return
+    replicas = policy._cluster_metadata.get_replicas(keyspace, routing_key)
+    if policy.shuffle_replicas:
+        random.shuffle(replicas)
+    for replica in replicas:
+        if replica.is_up and distance(child, replica) == HostDistance.LOCAL:
+            yield replica
+    for host in child.make_query_plan(keyspace, query):
+        if host not in replicas or distance(child, host) == HostDistance.REMOTE:
+            yield host
+
+
+def query_plan(load_balancer: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
+    """``iter(load_balancer.make_query_plan(working_keyspace, query))``, :func:`token_aware_plan` for the
+    driver's ``TokenAwarePolicy`` (its default, around a ``DCAwareRoundRobinPolicy``)."""
+    if type(load_balancer) is TokenAwarePolicy:
+        return token_aware_plan(load_balancer, working_keyspace, query)
+    return iter(load_balancer.make_query_plan(working_keyspace, query))
+
+
+def timestamp(generator: Any) -> int:
+    """``generator()``: for the driver's ``MonotonicTimestampGenerator``, what its ``__call__`` does."""
+    if type(generator) is not MonotonicTimestampGenerator or "_next_timestamp" in vars(generator):
+        return generator()  # (an instance's own ``_next_timestamp`` is what the driver's ``__call__`` calls)
+    with generator.lock:
+        now, last = int(time.time() * 1e6), generator.last
+        if now > last:
+            generator.last = now
+            return now
+        generator._maybe_warn(now=now)
+        generator.last = last + 1
+        return generator.last
+
+
+def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
+                retry_policy: Any, row_factory: Any, load_balancer: Any, start_time: float,
+                speculative_execution_plan: Any, host: Any) -> None:
+    """``ResponseFuture.__init__`` of a request :func:`create_future` builds (metrics: the session's; no
+    continuous paging state), its event a :class:`Once`."""
+    future.session = session
+    future.row_factory = row_factory or session.row_factory
+    future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
+    future.message = message
+    future.query = query
+    future.timeout = timeout
+    future._retry_policy = retry_policy
+    future._metrics = session._metrics
+    future.prepared_statement = prepared_statement
+    future._callback_lock = threading.Lock()
+    future._start_time = start_time
+    future._host = host
+    if speculative_execution_plan:
+        future._spec_execution_plan = speculative_execution_plan
+    # ResponseFuture._make_query_plan
+    future.query_plan = [host] if host else query_plan(future._load_balancer, session.keyspace, query)
+    future._event = Once()
+    future._errors = {}
+    future.attempted_hosts = []
+    if type(future._spec_execution_plan) is _NO_SPECULATION:
+        # ResponseFuture._start_timer of a plan whose next_execution is always -1
+        if timeout is not None:
+            future._timer = session.cluster.connection_class.create_timer(
+                start_time + timeout - time.time(), future._on_timeout)
+    else:
+        future._start_timer()
+    future._continuous_paging_state = None
+
+
+def create_future(future_class: type, driver: Any, session: Any, query: Any, parameters: Any, trace: Any,
+                  custom_payload: Any, timeout: Any, execution_profile: Any = EXEC_PROFILE_DEFAULT,
+                  paging_state: Any = None, host: Any = None) -> Any:
+    """``session._create_response_future(...)``: the request's future, not sent yet. A request this
+    module does not build (see the module's docstring) is given to ``driver``, the method it replaces."""
+    version = session._protocol_version  # an int of a protocol, or the driver's to compare
+    if (custom_payload or session.cluster._config_mode == _ConfigMode.LEGACY or type(version) is not int
+            or not 0 <= version <= 0xFF):
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    if isinstance(query, str):
+        query = SimpleStatement(query)
+    elif isinstance(query, PreparedStatement):
+        query = query.bind(parameters)
+    profile = (execution_profile if isinstance(execution_profile, ExecutionProfile)
+               else session.get_execution_profile(execution_profile))
+    simple = isinstance(query, SimpleStatement)
+    if not (simple or isinstance(query, BoundStatement)) or profile.continuous_paging_options:
+        # a batch, a graph statement, continuous paging: the driver's method takes the bound statement as it is
+        return driver(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    prepared_statement = None if simple else query.prepared_statement
+
+    if timeout is _NOT_SET:
+        timeout = profile.request_timeout
+    cl = query.consistency_level if query.consistency_level is not None else profile.consistency_level
+    serial_cl = (query.serial_consistency_level if query.serial_consistency_level is not None
+                 else profile.serial_consistency_level)
+    retry_policy = query.retry_policy or profile.retry_policy
+    protocol_version = version
+    fetch_size = query.fetch_size
+    if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
+        fetch_size = session.default_fetch_size
+    elif protocol_version == 1:
+        fetch_size = None
+    start_time = time.time()
+    stamp = timestamp(session.cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp else None
+
+    if prepared_statement is None:
+        query_string = query.query_string
+        keyspace = query.keyspace if ProtocolVersion.uses_keyspace_flag(protocol_version) else None
+        if parameters:
+            query_string = bind_params(query_string, parameters, session.encoder)
+        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, stamp, None, keyspace)
+    else:
+        message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
+                                 stamp, skip_meta=bool(prepared_statement.result_metadata),
+                                 continuous_paging_options=None,
+                                 result_metadata_id=prepared_statement.result_metadata_id)
+    message.tracing = trace
+    if query.custom_payload:
+        message.update_custom_payload(query.custom_payload)
+    message.allow_beta_protocol_version = session.cluster.allow_beta_protocol_version
+
+    spec_policy = profile.speculative_execution_policy
+    plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
+    future = future_class.__new__(future_class)
+    init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
+                profile.load_balancing_policy, start_time, plan, host)
+    return future
+
+
+class LeanCreate:
+    """``session._create_response_future`` giving ``future_class`` futures (:func:`create_future`);
+    ``previous`` is what the session object had of its own, if anything (put back on uninstall)."""
+
+    __slots__ = ("session", "future_class", "driver", "previous")
+
+    def __init__(self, session: Any, future_class: type) -> None:
+        self.session = session
+        self.future_class = future_class
+        self.previous = session.__dict__.get("_create_response_future")
+        self.driver = session._create_response_future
+
+    def __call__(self, query: Any, parameters: Any, trace: Any, custom_payload: Any, timeout: Any,
+                 execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None, host: Any = None) -> Any:
+        return create_future(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
+                             timeout, execution_profile, paging_state, host)
