@@ -13,7 +13,6 @@ from typing import Any
 import cassandra
 
 from . import _driver
-from ._driver import TESTED_RELEASES
 from ._impl import COMPILED
 
 #: Whether the driver's decoders and encoders take ``protocol_features`` (scylla-driver's do): its
@@ -45,9 +44,9 @@ _MISSING = object()
 def release_off() -> str | None:
     """Why the installed driver is not one pyfactories is tested on, or None."""
     dist, version = _driver.distribution(), cassandra.__version__
-    if version in TESTED_RELEASES.get(dist, ()):
+    if version in _driver.TESTED_RELEASES.get(dist, ()):
         return None
-    tested = "; ".join(f"{d} {', '.join(v)}" for d, v in TESTED_RELEASES.items())
+    tested = "; ".join(f"{d} {', '.join(v)}" for d, v in _driver.TESTED_RELEASES.items())
     return f"{dist} {version} is not a driver release it is tested on ({tested})"
 
 
@@ -55,13 +54,13 @@ def rows_off() -> str | None:
     """Why rows cannot be built while decoding (``pyfactories.decoding``) here, or None."""
     if not COMPILED:
         return "pyfactories runs its pure-Python implementation"
+    why = release_off()
+    if why is not None:
+        return why
     from cassandra import protocol
 
     if not getattr(protocol, "HAVE_CYTHON", False):
         return "the installed Cassandra driver has no compiled extensions"
-    why = release_off()
-    if why is not None:
-        return why
     from .rows import impl
 
     built = getattr(impl, "BUILT_AGAINST_PXD", None)

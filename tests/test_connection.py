@@ -14,8 +14,7 @@ import weakref
 import pytest
 from cassandra.connection import Connection
 
-from pyfactories import connection
-from pyfactories import decoding
+from pyfactories import _driver, _support, connection, decoding
 from pyfactories.connection._timers_py import INF
 
 TIMER_MODULES = {"c": "pyfactories.connection._timers", "py": "pyfactories.connection._timers_py"}
@@ -293,21 +292,25 @@ def test_driver_release_check_names_the_tested_releases(monkeypatch):
     import cassandra
 
     monkeypatch.setattr(cassandra, "__version__", "0.0.1")
-    why = connection._driver_unsupported()
+    why = _support.connection_off()
     assert "0.0.1" in why and "3.30.1" in why
     monkeypatch.undo()
-    assert connection._driver_unsupported() is None
+    assert _support.connection_off() is None
 
 
-def test_the_connection_goes_where_the_fast_path_goes():
-    """The releases whose connection contract is checked are the fast path's: ``cluster_options()``
-    gives our class on each (``make test-matrix`` runs the connection's tests there)."""
-    from pyfactories import _driver
+def test_every_part_reads_the_one_list_of_tested_releases(monkeypatch):
+    """One list of tested releases (``make test-matrix`` runs every part's tests on each): without the
+    installed release in it, every part that uses the driver's internals is off, naming the release."""
+    import cassandra
 
-    assert connection.TESTED_RELEASES == _driver.FASTPATH_RELEASES
+    assert all(why is None for why in (_support.connection_off(), _support.rows_off(), _support.binds_off(),
+                                        _support.futures_off()))
+    monkeypatch.setattr(_driver, "TESTED_RELEASES", {"cassandra-driver": ("0.0.1",)})
+    for off in (_support.connection_off, _support.rows_off, _support.binds_off, _support.futures_off):
+        assert f"{cassandra.__version__} is not a driver release it is tested on (cassandra-driver 0.0.1)" in off()
 
 
-@pytest.mark.parametrize("dist, version", [(d, v) for d, vs in connection.TESTED_RELEASES.items() for v in vs])
+@pytest.mark.parametrize("dist, version", [(d, v) for d, vs in _driver.TESTED_RELEASES.items() for v in vs])
 def test_each_tested_release_gets_our_classes(monkeypatch, dist, version):
     import cassandra
 
@@ -315,8 +318,8 @@ def test_each_tested_release_gets_our_classes(monkeypatch, dist, version):
 
     monkeypatch.setattr(cassandra, "__version__", version)
     monkeypatch.setattr(_driver, "distribution", lambda: dist)
-    assert connection._driver_unsupported() is None
-    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", connection._driver_unsupported())
+    assert _support.connection_off() is None
+    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", _support.connection_off())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert connection.cluster_options() == {"connection_class": connection.TimerQueueLibevConnection}
@@ -332,29 +335,29 @@ def test_other_releases_get_one_warning_naming_them_and_no_options(monkeypatch, 
 
     monkeypatch.setattr(cassandra, "__version__", version)
     monkeypatch.setattr(_driver, "distribution", lambda: dist)
-    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", connection._driver_unsupported())
+    monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", _support.connection_off())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert connection.cluster_options() == {}
         assert connection.cluster_options(connection._AsyncioBase) == {}
     assert [w.category for w in caught] == [RuntimeWarning, RuntimeWarning]
     message = str(caught[0].message)
-    assert f"{dist} {version} is not a driver release its timers are tested on" in message
-    assert all(f"{d} {', '.join(v)}" in message for d, v in connection.TESTED_RELEASES.items())
+    assert f"{dist} {version} is not a driver release it is tested on" in message
+    assert all(f"{d} {', '.join(v)}" in message for d, v in _driver.TESTED_RELEASES.items())
 
 
 def test_the_installed_driver_has_every_internal_the_classes_use():
-    assert connection.missing_internals() == []
+    assert _support.missing_internals() == []
 
 
 def test_missing_internals_are_named(monkeypatch):
     wanted = {"cassandra.connection": ("Connection.process_msg", "Connection.no_such_method", "_Frame", "NoSuchName"),
               "cassandra.segment": ("SegmentCodec.FLAG_OFFSET", "CRC24_POLY"),
               "pyfactories_no_such_reactor": ("Anything",)}  # a reactor that does not import: said elsewhere
-    assert connection.missing_internals(wanted) == ["cassandra.connection.Connection.no_such_method",
+    assert _support.missing_internals(wanted) == ["cassandra.connection.Connection.no_such_method",
                                                     "cassandra.connection.NoSuchName"]
-    monkeypatch.setattr(connection, "INTERNALS", wanted)
-    why = connection._driver_unsupported()
+    monkeypatch.setattr(_support, "CONNECTION_INTERNALS", wanted)
+    why = _support.connection_off()
     assert "lacks what its connection classes use" in why and "Connection.no_such_method" in why
     monkeypatch.setattr(connection, "DRIVER_UNSUPPORTED", why)
     with pytest.warns(RuntimeWarning, match="no_such_method") as caught:

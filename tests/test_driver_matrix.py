@@ -1,10 +1,10 @@
-"""Every driver release the fast path supports, proven against the real node: the wheel and that
-release installed into a fresh virtual environment, then the fast path's differential tests and the
-connection's tests (``connection.cluster_options()``'s classes: timers, framing, writes) run there
-against the installed wheel (not the source tree). The package's unit suite runs from the
-wheel of every CPython found, and every other Python x driver pair gets a smoke test with rows from
-the node. A release outside the list, and one without compiled extensions, get one warning and the
-driver's own path.
+"""Every driver release pyfactories is tested on, proven against the real node: the wheel and that
+release installed into a fresh virtual environment, the README's quick start (``pyfactories.enable``)
+there, with the status it reports, then the fast path's differential tests and the connection's tests
+(timers, framing, writes) run against the installed wheel (not the source tree). The package's unit
+suite runs from the wheel of every CPython found, and every other Python x driver pair gets a smoke
+test with rows from the node. A release outside the list, and one without compiled extensions, get
+one warning naming what is off and why, and the driver's own path.
 
 ``make test-matrix`` runs these (marker ``matrix``); ``make test`` leaves them out.
 """
@@ -18,7 +18,7 @@ from pyfactories import _driver
 
 from .installed import SMOKE, TEST_TOOLS, build_wheels, copy_suite, env_with, pythons, run
 
-RELEASES = [f"{dist}=={version}" for dist, versions in _driver.FASTPATH_RELEASES.items() for version in versions]
+RELEASES = [f"{dist}=={version}" for dist, versions in _driver.TESTED_RELEASES.items() for version in versions]
 REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs with on every Python
 #: The fast path's differential tests: decoding (fuzzed), routing, every CQL type, statements, paging.
 SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
@@ -63,14 +63,41 @@ def pytest_passed(done):
     assert done.returncode == 0 and " passed" in last and "skipped" not in last, done.stdout[-6000:]
 
 
+# The README's quick start, against the node: one call, then the status of the session it connects.
+QUICK_START = """
+import json, os, warnings
+import cassandra, pyfactories
+from cassandra.cluster import Cluster
+from pyfactories import _driver
+contact = os.environ["PYFACTORIES_HOSTS"].split(","), int(os.environ["PYFACTORIES_PORT"])
+cluster = Cluster(contact[0], port=contact[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    pyfactories.enable(cluster)
+    session = cluster.connect()
+row = session.execute("SELECT key, cluster_name FROM system.local").one()
+status = pyfactories.status(session)
+cluster.shutdown()
+print(json.dumps({"driver": [_driver.distribution(), cassandra.__version__], "file": pyfactories.__file__,
+                  "status": status.as_dict(), "row": type(row).__name__, "fields": list(row._fields),
+                  "warnings": [str(w.message) for w in caught if w.category is RuntimeWarning]}))
+"""
+
+
 @pytest.mark.parametrize("driver", RELEASES)
 def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, contact, tmp_path):
     python = env_with(tmp_path / "env", [driver, wheels["cp311"], *TEST_TOOLS])
-    installed = run(python, "-W", "error", "-c", "import pyfactories, cassandra; from pyfactories import _driver, "
-                    "fastpath; print(_driver.distribution(), cassandra.__version__, pyfactories.__file__, "
-                    "connection.cluster_options()['connection_class'].__name__)", cwd=suite).stdout
-    assert installed.split()[:2] == driver.split("==") and installed.split()[2].startswith(str(tmp_path))
-    assert installed.split()[3] == "TimerQueueLibevConnection"
+    found = json.loads(run(python, "-c", QUICK_START, env=against(contact), cwd=suite).stdout.splitlines()[-1])
+    assert found["driver"] == driver.split("==") and found["file"].startswith(str(tmp_path))
+    assert (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
+    status = found["status"]
+    assert status["connection"]["why"].startswith("TimerQueueLibevConnection")
+    if driver.startswith("cassandra-driver=="):
+        assert all(part["on"] for part in status.values()) and found["warnings"] == [], found
+    else:  # scylla-driver: everything but the leaner futures, and one warning saying why
+        assert [name for name, part in status.items() if not part["on"]] == ["futures"], found
+        assert "ResponseFuture differs from cassandra-driver's" in status["futures"]["why"]
+        assert len(found["warnings"]) == 1 and "futures is off: " in found["warnings"][0], found
     futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
     pytest_passed(run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p", "no:cacheprovider",
                       env=against(contact), cwd=suite, ok=False))
@@ -114,37 +141,35 @@ def test_every_other_python_and_driver_pair(wheels, suite, contact, tmp_path):
         assert rows["rows"] > 100 and rows["equal"] and rows["fields"], (tag, driver, rows)
 
 
-# Rows through a session that asked for the fast path: it must stay on the driver's own path.
+# The quick start on a driver it is not tested on: it must stay on the driver's own path, saying why once.
 REFUSED = """
 import json, os, warnings
-from cassandra.query import named_tuple_factory
-from profiling.cluster import Contact, connect
-contact = Contact(os.environ["PYFACTORIES_HOSTS"].split(","), int(os.environ["PYFACTORIES_PORT"]))
+import pyfactories
+from cassandra.cluster import Cluster
+contact = os.environ["PYFACTORIES_HOSTS"].split(","), int(os.environ["PYFACTORIES_PORT"])
+cluster = Cluster(contact[0], port=contact[1])
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    from pyfactories import decoding
-    cluster, session = connect(contact, row_factory=named_tuple_factory)
-    enabled = decoding.enable(session)
+    pyfactories.enable(cluster)
+    session = cluster.connect()
 row = session.execute("SELECT key, cluster_name FROM system.local").one()
+status = pyfactories.status(session)
 cluster.shutdown()
-with warnings.catch_warnings(record=True) as timers:
-    warnings.simplefilter("always")
-    options = connection.cluster_options()
-print(json.dumps({"enabled": enabled, "row": type(row).__name__, "fields": list(row._fields),
-                  "warnings": sorted({str(w.message) for w in caught if w.category is RuntimeWarning}),
-                  "options": repr(options), "timers": [str(w.message) for w in timers if w.category is RuntimeWarning]}))
+print(json.dumps({"status": status.as_dict(), "row": type(row).__name__, "fields": list(row._fields),
+                  "class": cluster.connection_class.__name__,
+                  "warnings": [str(w.message) for w in caught if w.category is RuntimeWarning]}))
 """
 
 
 @pytest.mark.parametrize("driver, why", [
     ("scylla-driver==3.29.10", "scylla-driver 3.29.10 is not a driver release it is tested on"),
-    ("cassandra-driver==3.29.3", "the installed Cassandra driver has no compiled extensions"),  # its wheel's
+    ("cassandra-driver==3.29.3", "is not a driver release it is tested on"),
 ])
 def test_other_drivers_keep_their_own_path_with_one_warning(driver, why, wheels, suite, contact, tmp_path):
     python = env_with(tmp_path / "env", [driver, wheels["cp311"]])
     found = json.loads(run(python, "-c", REFUSED, env=against(contact), cwd=suite).stdout.splitlines()[-1])
-    assert found["enabled"] is False and (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
-    assert len(found["warnings"]) == 1 and why in found["warnings"][0], found["warnings"]
-    # and the connection classes stay off with one warning naming the release: the cluster keeps the driver's
-    assert found["options"] == "{}" and len(found["timers"]) == 1, found
-    assert f"{driver.replace('==', ' ')} is not a driver release its timers are tested on" in found["timers"][0]
+    assert (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"]) and found["class"] == "LibevConnection"
+    # every part off, each naming why, in one warning
+    assert not any(part["on"] for part in found["status"].values()), found
+    assert all(why in part["why"] for part in found["status"].values()), found
+    assert len(found["warnings"]) == 1 and found["warnings"][0].count(why) == 4, found["warnings"]

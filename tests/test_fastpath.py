@@ -186,9 +186,9 @@ def _fastpath_in_a_subprocess(setup):
         "import warnings, cassandra\n" + setup +
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
-        "    from pyfactories import fastpath\n"
+        "    from pyfactories import decoding\n"
         "print(decoding.AVAILABLE)\n"
-        "print([str(w.message) for w in caught])\n"
+        "print(repr(decoding.UNAVAILABLE_REASON) if not caught else [str(w.message) for w in caught])\n"
         "try:\n"
         "    decoding.handler('named')\n"
         "except RuntimeError as exc:\n"
