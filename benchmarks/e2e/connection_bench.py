@@ -1,26 +1,14 @@
-"""Request timeouts: client CPU per request with the driver's timers and with ours, at 50 and 1,000 in flight.
+"""What the connection benchmarks share (``bench_timeouts``, ``bench_framing``, ``bench_writes``):
+configurations of a connection class, each in a process of its own for the whole run, taking turns
+round by round; the node pinned apart as ``spec`` says; the command line.
 
-    python -m benchmarks.bench_timeouts [--rounds N] [--json PATH] [--hosts h1,h2]
-
-Workload: callback chains (``profiling.patterns``' ``callback_full_pipeline``) of a prepared INSERT
-of 10 columns into ``timers_bench.inserts``, 50 and 1,000 chains. Three configurations:
-
-* ``driver``: the driver's ``LibevConnection``, its default request timeout (10 s);
-* ``ours``: ``pyfactories.connection.TimerQueueLibevConnection``
-  (``fastpath.cluster_options()``), the same default timeout;
-* ``no timeout``: the driver's ``LibevConnection`` with ``timeout=None`` (no timer at all): the floor.
-
-Each configuration runs in a process of its own for the whole run: the driver keeps a cancelled
-timer, and the request it refers to, for one timeout (10 s) after the request ended, so in one
-process one configuration's leftovers would be collected during the next one's segment. The
-processes take turns, round by round (the order rotated each round), the same number of requests
-per segment; after one unrecorded round per level to warm up. Client CPU per request is the
-measuring process's CPU time (all its threads) over the requests; throughput is requests per
-wall-clock second. Figures are medians over rounds; a ratio is the median of per-round ratios
-(each against the same round's segment of the other configuration), with their range.
-
-With two CPUs or more the client processes are pinned to the last one (``--client-cpus``), and
-the local node (or ``--server-pid``) to the first (``--server-cpus``), as ``bench_e2e`` does.
+A configuration is ``(connection class as "module:name", request timeout: "default" or None)``. Its
+process connects (protocol v5, no compression), then runs segments of a workload
+(``profiling.patterns``' ``callback_full_pipeline`` at so many chains in flight) as asked:
+"insert" (``benchmarks.data.inserts``' prepared 10-column INSERT) or "select" (a prepared 1-row
+SELECT of the same table, the fast path's named rows). Client CPU per request is the process's CPU
+time (all its threads) over the requests; throughput is requests per wall-clock second; figures
+are medians over rounds, a ratio the median of per-round ratios, with their range.
 """
 
 from __future__ import annotations
@@ -28,67 +16,42 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-import random
 import statistics
-import sys
 import time
 import traceback
 from typing import Any, Sequence
 
-from . import cli, reference
-from .pinning import parse_cpus, pin, unpin
-from .stats import paired_ratio
-from .tables import markdown_table
+from ..data import inserts
+from ..harness import cli
+from ..harness.pinning import parse_cpus, pin, unpin
+from ..harness.stats import paired_ratio
+from . import reference
 
-DEPTH = "timeouts"
-KEYSPACE = "timers_bench"
-INSERT = f"INSERT INTO {KEYSPACE}.inserts (k, c1, c2, c3, c4, c5, c6, c7, c8, c9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-SCHEMA = (
-    f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
-    f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.inserts (k int PRIMARY KEY, c1 int, c2 bigint, c3 text, c4 double, "
-    "c5 boolean, c6 int, c7 text, c8 bigint, c9 double)",
-)
-CONFIGS = {  # name: (connection class, where it lives; request timeout: the driver's default, or None)
-    "driver": ("cassandra.io.libevreactor:LibevConnection", "default"),
-    "ours": ("pyfactories.connection:TimerQueueLibevConnection", "default"),
-    "no timeout": ("cassandra.io.libevreactor:LibevConnection", None),
-}
-IN_FLIGHT = (50, 1000)
+IN_FLIGHT = (50, 1000)  # the default levels of ``--in-flight``
 SIZES = {"quick": {"rounds": 5, "round_s": 0.5}, "full": {"rounds": 11, "round_s": 1.0}}
 MEASURE_TIMEOUT_S = 300.0
-KEYS = 100_000
-
-
-def _rows() -> list[tuple]:
-    rng = random.Random("timeouts")
-    return [(i, rng.randrange(2**31), rng.randrange(2**62), f"text {i}", rng.random(), bool(i & 1), i,
-             "x" * (i % 20), i * 7, i / 3) for i in range(KEYS)]
-
-
-SELECT = f"SELECT * FROM {KEYSPACE}.inserts WHERE k = ?"
-SELECT_KEYS = 1000  # the "select" workload's rows, written first: every select answers one row
 
 
 def _requests(session: Any, workload: str, rows: list[tuple]) -> Any:
     """``i -> bound statement`` of a workload: "insert" (a 10-column row), or "select" (one of
-    :data:`SELECT_KEYS` rows, the fast path's named rows)."""
-    insert = session.prepare(INSERT)
+    ``inserts.SELECT_KEYS`` rows, the fast path's named rows)."""
+    insert = session.prepare(inserts.INSERT)
     if workload == "insert":
-        return lambda i: insert.bind(rows[i % KEYS])
+        return lambda i: insert.bind(rows[i % inserts.KEYS])
     from cassandra.concurrent import execute_concurrent_with_args
 
     from pyfactories import fastpath
 
-    execute_concurrent_with_args(session, insert, rows[:SELECT_KEYS], concurrency=100, raise_on_first_error=True)
+    execute_concurrent_with_args(session, insert, rows[:inserts.SELECT_KEYS], concurrency=100, raise_on_first_error=True)
     if not fastpath.enable(session, rows="named"):
         raise RuntimeError(f"the fast path is off: {fastpath.UNAVAILABLE_REASON}")
-    select = session.prepare(SELECT)
-    return lambda i: select.bind((i % SELECT_KEYS,))
+    select = session.prepare(inserts.SELECT)
+    return lambda i: select.bind((i % inserts.SELECT_KEYS,))
 
 
 def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: list[int] | None,
-            setup: tuple[str, Any] | None = None, workload: str = "insert") -> None:
-    """One configuration's process (``setup``: its ``CONFIGS`` entry): connect, then run
+            setup: tuple[str, Any], workload: str = "insert") -> None:
+    """One configuration's process (``setup``: its ``(connection class, timeout)``): connect, then run
     ``("run", n, in_flight)`` segments of ``workload`` as asked, answering ``(cpu_s, wall_s)``;
     ``("stop",)`` shuts down."""
     try:
@@ -98,14 +61,14 @@ def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: li
         from profiling.cluster import Contact, connect
         from profiling.patterns import PATTERNS, SESSION_TIMEOUT, Context
 
-        where, timeout = setup or CONFIGS[config]
+        where, timeout = setup
         module, name = where.split(":")
         cls = getattr(importlib.import_module(module), name)
         cluster, session = connect(Contact(hosts, port), connection_class=cls, protocol_version=5,
                                    compression=False, connect_timeout=30.0)
-        for ddl in SCHEMA:
+        for ddl in inserts.SCHEMA:
             session.execute(ddl, timeout=60.0)
-        make = _requests(session, workload, _rows())
+        make = _requests(session, workload, inserts.rows())
         body = PATTERNS["callback_full_pipeline"].body
         request_timeout = SESSION_TIMEOUT if timeout == "default" else timeout
         start = 0
@@ -136,7 +99,7 @@ class Workers:
     """One process per configuration, started (and pinned) at once, asked in turn."""
 
     def __init__(self, hosts: list[str], port: int, client_cpus: list[int] | None,
-                 configs: dict[str, tuple[str, Any]] = CONFIGS, workload: str = "insert") -> None:
+                 configs: dict[str, tuple[str, Any]], workload: str = "insert") -> None:
         ctx = multiprocessing.get_context("spawn")
         self.pipes, self.procs, self.info = {}, {}, {}
         for config, setup in configs.items():
@@ -177,9 +140,8 @@ class Workers:
                 proc.terminate()
 
 
-def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, say=print,
-                names: Sequence[str] = tuple(CONFIGS), bases: Sequence[str] = ("driver", "no timeout")
-                ) -> dict[str, Any]:
+def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, names: Sequence[str],
+                bases: Sequence[str], say=print) -> dict[str, Any]:
     """Interleaved rounds at ``in_flight`` chains of the configurations ``names``: figures per
     configuration, ratios to each of ``bases``."""
     names = list(names)
@@ -228,17 +190,6 @@ def server_pids(spec: dict[str, Any], say=print) -> tuple[list[int], dict[str, A
     return servers, spec
 
 
-def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
-    servers, spec = server_pids(spec, say)
-    pinned = pin(servers, spec.get("server_cpus"))
-    try:
-        cases, info = measure_cases(spec, hosts, port, CONFIGS, "insert", spec["in_flight"], ("driver", "no timeout"),
-                                    say)
-    finally:
-        unpin(pinned, pids=servers)
-    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "method": METHOD}
-
-
 def measure_cases(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
                   workload: str, in_flight: Sequence[int], bases: Sequence[str], say=print
                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -248,12 +199,58 @@ def measure_cases(spec: dict[str, Any], hosts: list[str], port: int, configs: di
         workers = Workers(hosts, port, spec.get("client_cpus"), configs, workload)
         classes = ", ".join(f"{c} = {i['connection_class']}" for c, i in workers.info.items())
         say(f"{workload}: {classes}{reference.pinning_words(spec)}")
-        cases = [bench_level(workers, f, spec["rounds"], spec["round_s"], say, list(configs), bases)
+        cases = [bench_level(workers, f, spec["rounds"], spec["round_s"], list(configs), bases, say)
                  for f in in_flight]
         return cases, workers.info
     finally:
         if workers is not None:
             workers.close()
+
+
+def run_pinned(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
+               workloads: dict[str, Sequence[int]], bases: Sequence[str], alone: tuple[str, Any], depth: str,
+               say=print) -> dict[str, Any]:
+    """The workloads end to end (server pinned as ``spec`` says), then ``alone = (key, micro)``: the step
+    on its own, in this process, pinned as the client: a depth's section."""
+    servers, spec = server_pids(spec, say)
+    spec = {**spec, "in_flight": {w: list(levels) for w, levels in workloads.items()}}
+    pinned = pin(servers, spec.get("server_cpus"))
+    try:
+        cases, info = measure_workloads(spec, hosts, port, configs, workloads, bases, say)
+        mine = pin([os.getpid()], spec.get("client_cpus"))
+        try:
+            figures = alone[1](spec["rounds"])
+        finally:
+            unpin(mine, pids=[os.getpid()])
+    finally:
+        unpin(pinned, pids=servers)
+    return {"depth": depth, "config": spec, "configurations": info, "cases": cases, alone[0]: figures,
+            "method": METHOD}
+
+
+def measure_workloads(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
+                      workloads: dict[str, Sequence[int]], bases: Sequence[str], say=print
+                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`measure_cases` for each workload at its levels of requests in flight:
+    (the cases, each with its workload; the configurations' processes by workload)."""
+    cases, info = [], {}
+    for workload, levels in workloads.items():
+        found, info[workload] = measure_cases(spec, hosts, port, configs, workload, list(levels), bases, say)
+        cases += [{**case, "workload": workload} for case in found]
+    return cases, info
+
+
+def case_rows(cases: list[dict[str, Any]], bases: Sequence[str]) -> list[list[str]]:
+    """Table rows: workload, in flight, configuration, CPU/request, requests/s, CPU vs. each of
+    ``bases``, requests/s vs. the driver."""
+    rows = []
+    for case in cases:
+        for name, r in case["results"].items():
+            ratios = [r[f"cpu_vs_{base}"] for base in bases] + [r["qps_vs_driver"]]
+            rows.append([case["workload"], str(case["in_flight"]), name, f"{r['cpu_us_per_request']:.1f} µs",
+                         f"{r['requests_per_s']:.0f}", *(reference.with_range(x["median"], x["range"])
+                                                         for x in ratios)])
+    return rows
 
 
 METHOD = ("one process per configuration, taking turns round by round (order rotated); client CPU "
@@ -262,32 +259,8 @@ METHOD = ("one process per configuration, taking turns round by round (order rot
           "ratios, with their range")
 
 
-def render(section: dict[str, Any]) -> str:
-    header = ["in flight", "configuration", "CPU/request", "requests/s", "CPU vs. driver", "CPU vs. no timeout",
-              "requests/s vs. driver"]
-    rows = []
-    for case in section["cases"]:
-        for name, r in case["results"].items():
-            rows.append([str(case["in_flight"]), name, f"{r['cpu_us_per_request']:.1f} µs",
-                         f"{r['requests_per_s']:.0f}",
-                         reference.with_range(r["cpu_vs_driver"]["median"], r["cpu_vs_driver"]["range"]),
-                         reference.with_range(r["cpu_vs_no_timeout"]["median"], r["cpu_vs_no_timeout"]["range"]),
-                         reference.with_range(r["qps_vs_driver"]["median"], r["qps_vs_driver"]["range"])])
-    cfg = section["config"]
-    return "\n".join([
-        f"### Request timeouts (callback chains of a prepared 10-column INSERT; {cfg['rounds']} interleaved "
-        f"rounds, medians{reference.pinning_words(cfg)})",
-        "",
-        markdown_table(header, rows),
-        "",
-        "`driver` = the driver's LibevConnection, default timeout (10 s); `ours` = "
-        "TimerQueueLibevConnection (fastpath.cluster_options()), default timeout; `no timeout` = the driver's "
-        "LibevConnection with timeout=None. Ratios: median of per-round ratios (their range).",
-    ]) + "\n"
-
-
 def parser(prog: str, doc: str | None) -> Any:
-    """The options of this benchmark (and of ``bench_framing``)."""
+    """The options of a connection benchmark (``--in-flight``: ``bench_timeouts``' levels)."""
     ap = cli.bench_parser(prog, doc, SIZES)
     ap.add_argument("--hosts", help="comma-separated contact points (default PYFACTORIES_HOSTS, else the local node)")
     ap.add_argument("--port", type=int)
@@ -314,10 +287,10 @@ def spec_of(args: Any) -> dict[str, Any]:
             "server_pids": args.server_pid}
 
 
-def main(argv: list[str] | None = None, module: Any = None) -> int:
-    """Run ``module``'s ``run`` and ``render`` (this module's by default) with these options."""
-    module = module or sys.modules[__name__]
-    args = parser(module.__name__, module.__doc__).parse_args(argv)
+def main(module: Any, argv: list[str] | None = None) -> int:
+    """Run a connection benchmark's ``run`` and ``render`` (``module``: its module) with these options."""
+    name = module.__spec__.name if getattr(module, "__spec__", None) else module.__name__
+    args = parser(name, module.__doc__).parse_args(argv)
     spec = spec_of(args)
     from profiling.cluster import reach
 
@@ -328,5 +301,3 @@ def main(argv: list[str] | None = None, module: Any = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
-"""The PNG chart of a benchmark run: every depth's panels, as ratios to a plain-tuple reference.
+"""The PNG chart of a benchmark run: every depth's panels, as ratios to a plain-tuple reference
+(``python -m benchmarks.chart``, and ``benchmarks.run``'s ``chart.png``).
 
-    python -m benchmarks.chart bench-results/<stamp>/results.json [-o chart.png]
-
-Each depth (``benchmarks.depths``) draws its own panels, two to a row. Decode-only
+Each depth (``benchmarks.harness.depths``) draws its own panels, two to a row. Decode-only
 and end-to-end (CPU per query, throughput) are ratios to ``tuple_factory``
 measured in the same run. Factory-only is the exception: there
 ``tuple_factory`` only returns its input (it costs one call, whatever the rows),
@@ -12,17 +11,14 @@ baseline of the factory-only targets.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from profiling import factories as registry
 
-from . import depths
-from .results_json import load_json
+from ..harness import depths
 
 
 @dataclass(frozen=True)
@@ -110,17 +106,3 @@ def draw(results: dict[str, Any], path: str | Path) -> Path:
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.chart", description=__doc__.split("\n\n")[0])
-    ap.add_argument("results")
-    ap.add_argument("-o", "--output", help="PNG path (default: chart.png next to the results)")
-    args = ap.parse_args(argv)
-    out = args.output or str(Path(args.results).with_name("chart.png"))
-    print(draw(load_json(args.results), out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

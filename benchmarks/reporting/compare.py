@@ -1,7 +1,4 @@
-"""What changed between two benchmark runs.
-
-    python -m benchmarks.compare OLD.json NEW.json [--threshold 5] [--all]
-    python -m benchmarks.compare profiles/OLD/summary.json profiles/NEW/summary.json
+"""What changed between two benchmark runs (``python -m benchmarks.compare``).
 
 Reads files written by ``benchmarks.run`` or by one bench's ``--json`` (only
 the depths present in both are compared), or two profiler summaries
@@ -21,15 +18,14 @@ inside each run travel between machines better than absolute figures.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from profiling import factories as registry
 
-from . import depths, targets
+from ..harness import depths
+from . import targets
 from .results_json import load_json
 from .tables import markdown_table
 
@@ -199,18 +195,3 @@ def _size(results: dict[str, Any]) -> str:
 
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}x"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.split("\n\n")[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--threshold", type=float, default=5.0, help="percent change to report (default 5)")
-    ap.add_argument("--all", action="store_true", help="list every figure, moved or not")
-    args = ap.parse_args(argv)
-    print(compare(load(args.old), load(args.new), args.threshold, args.all))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

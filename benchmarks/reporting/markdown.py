@@ -1,16 +1,12 @@
-"""The markdown report of a benchmark run (what ``run`` writes as ``results.md``).
-
-    python -m benchmarks.report bench-results/<stamp>/results.json [-o report.md]
-"""
+"""The markdown report of a benchmark run (what ``benchmarks.run`` writes as ``results.md``, and
+``python -m benchmarks.report`` prints)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-from typing import Any, Sequence
+from typing import Any
 
-from . import depths, targets
-from .results_json import load_json
+from ..harness import depths
+from . import targets
 
 
 def environment_lines(env: dict[str, Any]) -> list[str]:
@@ -54,21 +50,3 @@ def render(results: dict[str, Any]) -> str:
     if verdicts:
         parts += [*targets.fenced("### All targets", verdicts), ""]
     return "\n".join(parts)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="a JSON file written by benchmarks.run (or by one bench with --json)")
-    ap.add_argument("-o", "--output", help="write the markdown here instead of printing it")
-    args = ap.parse_args(argv)
-    text = render(load_json(args.results))
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
