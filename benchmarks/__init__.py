@@ -1,6 +1,6 @@
 """Benchmarks of pyfactories against the driver's row factories, at several depths.
 
-The depths are listed once, in :mod:`benchmarks.depths`; today:
+The depths are listed once, in :mod:`benchmarks.harness.depths`; today:
 
 * ``python -m benchmarks.bench_factories``: the factory alone, on synthetic rows
   (no server);

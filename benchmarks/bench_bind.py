@@ -2,15 +2,15 @@
 
     python -m benchmarks.bench_bind [--size quick|full] [--rounds N] [--json PATH] [--no-python] [--e2e]
 
-The statement is ``bench_timeouts``' prepared 10-column INSERT (int, bigint, text, double, boolean...;
-its routing key the int partition key), built here as the driver builds it from a PREPARE response,
+The statement is the connection benchmarks' prepared 10-column INSERT (``benchmarks.data.inserts``:
+int, bigint, text, double, boolean...; its routing key the int partition key), built here as the driver builds it from a PREPARE response,
 so no server is needed. One call binds 100 different rows; figures are per bind. Two cases:
 
 * ``bind + routing key``: ``bind(values)`` and then its ``routing_key``, which a token-aware session
   reads for every request (the driver computes it then; ours has it from the bind);
 * ``bind``: the bind alone.
 
-Harness: ``benchmarks.timing``'s calibrated loops and interleaved rounds (driver, ours, ours in pure
+Harness: ``benchmarks.harness.timing``'s calibrated loops and interleaved rounds (driver, ours, ours in pure
 Python, then rotated), in this process; medians of the per-round figures, ratios the median of the
 per-round ratios (with their range).
 
@@ -34,15 +34,15 @@ from cassandra.query import PreparedStatement
 
 from pyfactories import _binding, _bindspec
 
-from . import cli, timing
-from .bench_timeouts import INSERT, KEYSPACE
-from .tables import fmt_ns, fmt_ratio, markdown_table
+from .data.inserts import INSERT, KEYSPACE
+from .harness import cli, timing
+from .reporting.tables import fmt_ns, fmt_ratio, markdown_table
 
 DEPTH = "bind"
 SIZES = {"quick": {"rounds": 7, "sample_ms": 20.0}, "full": {"rounds": 21, "sample_ms": 50.0},
          "tiny": {"rounds": 3, "sample_ms": 1.0}}
 ROWS_PER_CALL = 100
-#: ``bench_timeouts``' table: k int PRIMARY KEY, c1 int, c2 bigint, c3 text, c4 double, c5 boolean, c6 int,
+#: The table of ``benchmarks.data.inserts``: k int PRIMARY KEY, c1 int, c2 bigint, c3 text, c4 double, c5 boolean, c6 int,
 #: c7 text, c8 bigint, c9 double.
 COLUMNS = (("k", "Int32Type"), ("c1", "Int32Type"), ("c2", "LongType"), ("c3", "UTF8Type"), ("c4", "DoubleType"),
            ("c5", "BooleanType"), ("c6", "Int32Type"), ("c7", "UTF8Type"), ("c8", "LongType"), ("c9", "DoubleType"))
@@ -57,7 +57,7 @@ def statement() -> PreparedStatement:
 
 
 def rows(count: int = ROWS_PER_CALL) -> list[tuple]:
-    """Rows of ``bench_timeouts``' kind."""
+    """Rows of the kind of ``benchmarks.data.inserts``."""
     rng = random.Random("bind")
     return [(i, rng.randrange(2**31), rng.randrange(2**62), f"text {i}", rng.random(), bool(i & 1), i,
              "x" * (i % 20), i * 7, i / 3) for i in range(count)]

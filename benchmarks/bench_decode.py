@@ -7,7 +7,7 @@ it off the socket: ``cassandra.protocol.ProtocolHandler.decode_message(...)``
 (the Cython handler with its ``ListParser``, which deserialises every value),
 then ``row_factory(msg.column_names, msg.parsed_rows)``. No network, no event
 loop, no futures. The bodies are real ones captured from Cassandra by
-``python -m benchmarks.capture`` (see ``benchmarks/fixtures``).
+``python -m benchmarks.capture`` (see ``benchmarks/data/fixtures``).
 
 The fast path builds rows while decoding: its step is the handler that
 ``pyfactories.fastpath.enable`` installs (``pyfactories.fastpath.handler(rows)``)
@@ -31,9 +31,11 @@ from pyfactories._driver import feature_args
 from profiling.factories import (BY_NAME, REFERENCE, counterpart, fastpath_status, grouped, label, offline, versus,
                                  versus_label)
 
-from . import chart, cli, depths, fixtures, timing, workers
-from .stats import per_call, ratio
-from .tables import fmt_ns, fmt_ratio, markdown_table
+from .data import fixtures
+from .harness import cli, depths, timing, workers
+from .harness.stats import per_call, ratio
+from .reporting import chart
+from .reporting.tables import fmt_ns, fmt_ratio, markdown_table
 
 THIS = depths.BY_NAME["decode"]
 SIZES: dict[str, dict[str, Any]] = {

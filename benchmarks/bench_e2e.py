@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_e2e [--size quick|full|connection] [--json PATH] [--hosts h1,h2]
 
-Workloads (tables in ``benchmarks/dataset.py``; all prepared statements, run the
+Workloads (tables in ``benchmarks/data/dataset.py``; all prepared statements, run the
 way an application runs them, by the profiler's execution patterns,
 ``profiling.patterns``):
 
@@ -13,17 +13,17 @@ way an application runs them, by the profiler's execution patterns,
 * ``coll``: pages of 200 rows x 10 columns, 6 of them collections/tuples, 50 in flight;
 * ``wide_pages`` (full size only): pages of 200 rows x 50 columns, 50 in flight;
 * ``single50``: 1-row SELECTs of ``narrow``, 50 in flight, with the driver's default request timeout (10 s);
-* ``insert50``, ``insert1000``: prepared INSERTs of 10 columns into ``bench_timeouts``' table
+* ``insert50``, ``insert1000``: prepared INSERTs of 10 columns into the connection benchmarks' table
   (``timers_bench.inserts``, its rows), 50 and 1,000 in flight, the driver's default timeout.
 
-Configurations (``benchmarks.e2e_configs``): a factory on the driver's connection (``tuple``,
+Configurations (``benchmarks.e2e.configs``): a factory on the driver's connection (``tuple``,
 ``fastpath_named``), a factory on our connection (``fastpath_named+conn``: ``Cluster(...,
 **fastpath.cluster_options())``; ``--connections driver,ours`` adds one for every factory named),
 and peer drivers (``acsylla``, through its asyncio API, rows as tuples; left out with a note when it
 does not import, and on the workloads it does not run); ``--size connection`` measures the
 connection's targets that way (pinned, 21 rounds). The connection class is per cluster, so
 when a run has more than the driver's connection every connection gets a client process of its own
-(``benchmarks.e2e_clients``), the driver's too; they take turns in the same interleaved rounds.
+(``benchmarks.e2e.clients``), the driver's too; they take turns in the same interleaved rounds.
 
 Sequential workloads run the ``sync`` pattern (one request at a time), the
 others ``callback_full_pipeline`` with as many callback chains as requests in
@@ -42,7 +42,7 @@ so slow drifts of a shared machine cancel out; the range of the per-round
 ratios is shown beside it.
 
 The targets are judged only in the reference configuration
-(``benchmarks.reference``: client and server pinned apart, at least 21
+(``benchmarks.e2e.reference``: client and server pinned apart, at least 21
 rounds), which ``--size full`` (``make bench``) measures, followed by an
 unpinned pass shown beside it and not judged; other runs' verdicts are
 indicative (``~PASS``/``~MISS``).
@@ -60,13 +60,16 @@ from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
 from profiling.warmup import IN_FLIGHT, warm_with
 
-from . import chart, cli, dataset, depths, e2e_clients, e2e_configs, reference, targets
-from .e2e_clients import Client, DriverClient
-from .e2e_configs import Config
-from .e2e_workloads import WORKLOADS, QueriesFailed, Runner, Workload
-from .pinning import parse_cpus, pin, unpin
-from .stats import paired_ratio
-from .tables import fmt_ratio, markdown_table
+from .data import dataset
+from .e2e import clients as e2e_clients, configs as e2e_configs, reference
+from .e2e.clients import Client, DriverClient
+from .e2e.configs import Config
+from .e2e.workloads import WORKLOADS, QueriesFailed, Runner, Workload
+from .harness import cli, depths
+from .harness.pinning import parse_cpus, pin, unpin
+from .harness.stats import paired_ratio
+from .reporting import chart, targets
+from .reporting.tables import fmt_ratio, markdown_table
 
 THIS = depths.BY_NAME["e2e"]
 T = TypeVar("T")
@@ -167,7 +170,7 @@ def bench_workload(session, w: Workload, factories: Sequence[str], rounds: int, 
 
 def default_spec(size: str = "quick") -> dict[str, Any]:
     """A run of that size; ``full`` pins client and server apart as the reference configuration
-    does (``benchmarks.reference``) when this machine has two CPUs for it."""
+    does (``benchmarks.e2e.reference``) when this machine has two CPUs for it."""
     cfg = dict(SIZES[size])
     cfg["size"] = size
     if cfg.get("reference") and reference.cpus():
@@ -176,7 +179,7 @@ def default_spec(size: str = "quick") -> dict[str, Any]:
 
 
 def configurations(only: Sequence[str] | None = None, connections: Sequence[str] = ("driver",)) -> list[Config]:
-    """What a run measures (``benchmarks.e2e_configs``): the reference first, then ``only`` (factories,
+    """What a run measures (``benchmarks.e2e.configs``): the reference first, then ``only`` (factories,
     ``<factory>+conn``, peers; by default every usable factory), each also on our connection when
     ``connections`` names "ours"."""
     usable = for_sessions()

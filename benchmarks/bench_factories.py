@@ -37,10 +37,12 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from profiling.factories import (BY_NAME, REFERENCE, color, counterpart, grouped, is_ours, label, registered_among,
                                  of_family, offline, versus, versus_label)
 
-from . import chart, cli, depths, shapes, targets, timing, workers
-from .stats import per_call, ratio
-from .tables import fmt_ns, fmt_ratio, markdown_table
-from .targets import MIXED_COLS, MIXED_KIND
+from .data import shapes
+from .harness import cli, depths, timing, workers
+from .harness.stats import per_call, ratio
+from .reporting import chart, targets
+from .reporting.tables import fmt_ns, fmt_ratio, markdown_table
+from .reporting.targets import MIXED_COLS, MIXED_KIND
 
 THIS = depths.BY_NAME["factory"]
 ROWS = (1, 10, 100, 200, 1000, 5000)

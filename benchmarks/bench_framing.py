@@ -3,11 +3,12 @@ codec, and with ours (``pyfactories.connection.CompiledFraming``).
 
     python -m benchmarks.bench_framing [--rounds N] [--json PATH] [--hosts h1,h2]
 
-Workloads (``bench_timeouts``' callback chains, protocol v5, no compression, the default timeout):
+Workloads (``benchmarks.e2e.connection_bench``' callback chains, protocol v5, no compression, the default
+timeout):
 
 * ``select``: a prepared 1-row SELECT of ``timers_bench.inserts``, 50 chains, the fast path's
   named rows (``fastpath.enable(session, rows="named")``);
-* ``insert``: ``bench_timeouts``' prepared 10-column INSERT, 1,000 chains.
+* ``insert``: the prepared 10-column INSERT (``benchmarks.data.inserts``), 1,000 chains.
 
 Configurations, each in a process of its own, taking turns round by round as in ``bench_timeouts``:
 
@@ -27,20 +28,18 @@ a segment, and reading 100-byte responses from reads of 10 segments (v5), or 10 
 from __future__ import annotations
 
 import io
-import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from cassandra import segment
 from cassandra.connection import Connection
 
 from pyfactories.connection import TimerQueueLibevConnection, framing
 
-from . import bench_timeouts, reference
-from .pinning import pin, unpin
-from .tables import markdown_table
+from .e2e import connection_bench, reference
+from .reporting.tables import markdown_table
 
 DEPTH = "framing"
 WORKLOADS = {"select": 50, "insert": 1000}
@@ -123,61 +122,14 @@ def micro(rounds: int = 21, n: int = 2000) -> dict[str, Any]:
 
 
 def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
-    return run_pinned(spec, hosts, port, CONFIGS, {w: [n] for w, n in WORKLOADS.items()}, BASES,
-                      ("framing_alone", micro), DEPTH, say)
-
-
-def run_pinned(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
-               workloads: dict[str, Sequence[int]], bases: Sequence[str], alone: tuple[str, Any], depth: str,
-               say=print) -> dict[str, Any]:
-    """The workloads end to end (server pinned as ``spec`` says), then ``alone = (key, micro)``: the step
-    on its own, in this process, pinned as the client: a depth's section."""
-    servers, spec = bench_timeouts.server_pids(spec, say)
-    spec = {**spec, "in_flight": {w: list(levels) for w, levels in workloads.items()}}
-    pinned = pin(servers, spec.get("server_cpus"))
-    try:
-        cases, info = measure_workloads(spec, hosts, port, configs, workloads, bases, say)
-        mine = pin([os.getpid()], spec.get("client_cpus"))
-        try:
-            figures = alone[1](spec["rounds"])
-        finally:
-            unpin(mine, pids=[os.getpid()])
-    finally:
-        unpin(pinned, pids=servers)
-    return {"depth": depth, "config": spec, "configurations": info, "cases": cases, alone[0]: figures,
-            "method": bench_timeouts.METHOD}
-
-
-def measure_workloads(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
-                      workloads: dict[str, Sequence[int]], bases: Sequence[str], say=print
-                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """``bench_timeouts.measure_cases`` for each workload at its levels of requests in flight:
-    (the cases, each with its workload; the configurations' processes by workload)."""
-    cases, info = [], {}
-    for workload, levels in workloads.items():
-        found, info[workload] = bench_timeouts.measure_cases(spec, hosts, port, configs, workload, list(levels),
-                                                             bases, say)
-        cases += [{**case, "workload": workload} for case in found]
-    return cases, info
-
-
-def case_rows(cases: list[dict[str, Any]], bases: Sequence[str]) -> list[list[str]]:
-    """Table rows: workload, in flight, configuration, CPU/request, requests/s, CPU vs. each of
-    ``bases``, requests/s vs. the driver."""
-    rows = []
-    for case in cases:
-        for name, r in case["results"].items():
-            ratios = [r[f"cpu_vs_{base}"] for base in bases] + [r["qps_vs_driver"]]
-            rows.append([case["workload"], str(case["in_flight"]), name, f"{r['cpu_us_per_request']:.1f} µs",
-                         f"{r['requests_per_s']:.0f}", *(reference.with_range(x["median"], x["range"])
-                                                         for x in ratios)])
-    return rows
+    return connection_bench.run_pinned(spec, hosts, port, CONFIGS, {w: [n] for w, n in WORKLOADS.items()}, BASES,
+                                       ("framing_alone", micro), DEPTH, say)
 
 
 def render(section: dict[str, Any]) -> str:
     header = ["workload", "in flight", "configuration", "CPU/request", "requests/s", "CPU vs. driver",
               "CPU vs. timers", "requests/s vs. driver"]
-    rows = case_rows(section["cases"], BASES)
+    rows = connection_bench.case_rows(section["cases"], BASES)
     cfg = section["config"]
     alone = [[name, f"{r['driver_us']:.2f} µs", f"{r['ours_us']:.2f} µs",
               reference.with_range(r["ratio"], r["range"])] for name, r in section.get("framing_alone", {}).items()]
@@ -198,4 +150,4 @@ def render(section: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(bench_timeouts.main(module=sys.modules[__name__]))
+    sys.exit(connection_bench.main(sys.modules[__name__]))

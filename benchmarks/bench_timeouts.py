@@ -3,7 +3,8 @@
     python -m benchmarks.bench_timeouts [--rounds N] [--json PATH] [--hosts h1,h2]
 
 Workload: callback chains (``profiling.patterns``' ``callback_full_pipeline``) of a prepared INSERT
-of 10 columns into ``timers_bench.inserts``, 50 and 1,000 chains. Three configurations:
+of 10 columns into ``timers_bench.inserts`` (``benchmarks.data.inserts``), 50 and 1,000 chains. Three
+configurations, run as every connection benchmark runs them (``benchmarks.e2e.connection_bench``):
 
 * ``driver``: the driver's ``LibevConnection``, its default request timeout (10 s);
 * ``ours``: ``pyfactories.connection.TimerQueueLibevConnection``
@@ -25,241 +26,31 @@ the local node (or ``--server-pid``) to the first (``--server-cpus``), as ``benc
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
-import os
-import random
-import statistics
 import sys
-import time
-import traceback
-from typing import Any, Sequence
+from typing import Any
 
-from . import cli, reference
-from .pinning import parse_cpus, pin, unpin
-from .stats import paired_ratio
-from .tables import markdown_table
+from .e2e import connection_bench, reference
+from .e2e.connection_bench import measure_cases, server_pids
+from .harness.pinning import pin, unpin
+from .reporting.tables import markdown_table
 
 DEPTH = "timeouts"
-KEYSPACE = "timers_bench"
-INSERT = f"INSERT INTO {KEYSPACE}.inserts (k, c1, c2, c3, c4, c5, c6, c7, c8, c9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-SCHEMA = (
-    f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
-    f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.inserts (k int PRIMARY KEY, c1 int, c2 bigint, c3 text, c4 double, "
-    "c5 boolean, c6 int, c7 text, c8 bigint, c9 double)",
-)
 CONFIGS = {  # name: (connection class, where it lives; request timeout: the driver's default, or None)
     "driver": ("cassandra.io.libevreactor:LibevConnection", "default"),
     "ours": ("pyfactories.connection:TimerQueueLibevConnection", "default"),
     "no timeout": ("cassandra.io.libevreactor:LibevConnection", None),
 }
-IN_FLIGHT = (50, 1000)
-SIZES = {"quick": {"rounds": 5, "round_s": 0.5}, "full": {"rounds": 11, "round_s": 1.0}}
-MEASURE_TIMEOUT_S = 300.0
-KEYS = 100_000
-
-
-def _rows() -> list[tuple]:
-    rng = random.Random("timeouts")
-    return [(i, rng.randrange(2**31), rng.randrange(2**62), f"text {i}", rng.random(), bool(i & 1), i,
-             "x" * (i % 20), i * 7, i / 3) for i in range(KEYS)]
-
-
-SELECT = f"SELECT * FROM {KEYSPACE}.inserts WHERE k = ?"
-SELECT_KEYS = 1000  # the "select" workload's rows, written first: every select answers one row
-
-
-def _requests(session: Any, workload: str, rows: list[tuple]) -> Any:
-    """``i -> bound statement`` of a workload: "insert" (a 10-column row), or "select" (one of
-    :data:`SELECT_KEYS` rows, the fast path's named rows)."""
-    insert = session.prepare(INSERT)
-    if workload == "insert":
-        return lambda i: insert.bind(rows[i % KEYS])
-    from cassandra.concurrent import execute_concurrent_with_args
-
-    from pyfactories import fastpath
-
-    execute_concurrent_with_args(session, insert, rows[:SELECT_KEYS], concurrency=100, raise_on_first_error=True)
-    if not fastpath.enable(session, rows="named"):
-        raise RuntimeError(f"the fast path is off: {fastpath.UNAVAILABLE_REASON}")
-    select = session.prepare(SELECT)
-    return lambda i: select.bind((i % SELECT_KEYS,))
-
-
-def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: list[int] | None,
-            setup: tuple[str, Any] | None = None, workload: str = "insert") -> None:
-    """One configuration's process (``setup``: its ``CONFIGS`` entry): connect, then run
-    ``("run", n, in_flight)`` segments of ``workload`` as asked, answering ``(cpu_s, wall_s)``;
-    ``("stop",)`` shuts down."""
-    try:
-        pin([os.getpid()], client_cpus)  # before connecting: the event loop thread inherits it
-        import importlib
-
-        from profiling.cluster import Contact, connect
-        from profiling.patterns import PATTERNS, SESSION_TIMEOUT, Context
-
-        where, timeout = setup or CONFIGS[config]
-        module, name = where.split(":")
-        cls = getattr(importlib.import_module(module), name)
-        cluster, session = connect(Contact(hosts, port), connection_class=cls, protocol_version=5,
-                                   compression=False, connect_timeout=30.0)
-        for ddl in SCHEMA:
-            session.execute(ddl, timeout=60.0)
-        make = _requests(session, workload, _rows())
-        body = PATTERNS["callback_full_pipeline"].body
-        request_timeout = SESSION_TIMEOUT if timeout == "default" else timeout
-        start = 0
-        pipe.send(("ready", cluster.connection_class.__name__, session.default_timeout))
-        while True:
-            msg = pipe.recv()
-            if msg[0] == "stop":
-                break
-            _, n, in_flight = msg
-            ctx = Context(session, make, concurrency=in_flight,
-                          stop_on_error=True, timeout=MEASURE_TIMEOUT_S, request_timeout=request_timeout)
-            gc.collect()
-            c0, w0 = time.process_time(), time.perf_counter()
-            body(ctx, range(start, start + n))
-            c1, w1 = time.process_time(), time.perf_counter()
-            start += n
-            if ctx.tally.errors:
-                raise RuntimeError(f"{config}: {ctx.tally.errors} of {n} requests failed, the first with "
-                                   f"{ctx.tally.first_error}")
-            pipe.send(("done", c1 - c0, w1 - w0))
-        cluster.shutdown()
-        pipe.send(("stopped",))
-    except BaseException:
-        pipe.send(("error", traceback.format_exc()))
-
-
-class Workers:
-    """One process per configuration, started (and pinned) at once, asked in turn."""
-
-    def __init__(self, hosts: list[str], port: int, client_cpus: list[int] | None,
-                 configs: dict[str, tuple[str, Any]] = CONFIGS, workload: str = "insert") -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self.pipes, self.procs, self.info = {}, {}, {}
-        for config, setup in configs.items():
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, config, hosts, port, client_cpus, setup, workload),
-                               daemon=True)
-            proc.start()
-            self.pipes[config], self.procs[config] = parent, proc
-        for config in configs:
-            _, cls, default_timeout = self._answer(config, "ready")
-            self.info[config] = {"connection_class": cls, "session_default_timeout": default_timeout,
-                                 "request_timeout": configs[config][1], "workload": workload}
-
-    def _answer(self, config: str, expected: str) -> tuple:
-        msg = self.pipes[config].recv()
-        if msg[0] == "error":
-            raise RuntimeError(f"the {config!r} process failed:\n{msg[1]}")
-        if msg[0] != expected:
-            raise RuntimeError(f"the {config!r} process answered {msg[0]!r}, not {expected!r}")
-        return msg
-
-    def measure(self, config: str, n: int, in_flight: int) -> tuple[float, float]:
-        self.pipes[config].send(("run", n, in_flight))
-        _, cpu, wall = self._answer(config, "done")
-        return cpu, wall
-
-    def close(self) -> None:
-        for config, pipe in self.pipes.items():
-            if self.procs[config].is_alive():
-                try:
-                    pipe.send(("stop",))
-                    self._answer(config, "stopped")
-                except (OSError, EOFError, RuntimeError):
-                    pass
-        for proc in self.procs.values():
-            proc.join(30)
-            if proc.is_alive():
-                proc.terminate()
-
-
-def bench_level(workers: Workers, in_flight: int, rounds: int, round_s: float, say=print,
-                names: Sequence[str] = tuple(CONFIGS), bases: Sequence[str] = ("driver", "no timeout")
-                ) -> dict[str, Any]:
-    """Interleaved rounds at ``in_flight`` chains of the configurations ``names``: figures per
-    configuration, ratios to each of ``bases``."""
-    names = list(names)
-    probe = max(2_000, 4 * in_flight)
-    for name in names:  # the unrecorded warm-up round, which also sizes the segments
-        _, wall = workers.measure(name, probe, in_flight)
-    _, wall = workers.measure(names[0], probe, in_flight)
-    n = max(2 * in_flight, round(round_s * probe / max(wall, 1e-6)))
-    say(f"  {in_flight} in flight: {n} requests x {len(names)} configurations x {rounds} rounds")
-    cpu: dict[str, list[float]] = {c: [] for c in names}
-    qps: dict[str, list[float]] = {c: [] for c in names}
-    for r in range(rounds):
-        k = r % len(names)
-        for name in names[k:] + names[:k]:
-            c, wl = workers.measure(name, n, in_flight)
-            cpu[name].append(c / n)
-            qps[name].append(n / wl)
-    results = {}
-    for name in names:
-        results[name] = {
-            "cpu_us_per_request": statistics.median(cpu[name]) * 1e6,
-            "requests_per_s": statistics.median(qps[name]),
-            "cpu_us_rounds": [x * 1e6 for x in cpu[name]],
-            "requests_per_s_rounds": qps[name],
-            **{f"{metric}_vs_{base.replace(' ', '_')}": _ratio(series[name], series[base])
-               for base in bases for metric, series in (("cpu", cpu), ("qps", qps))},
-        }
-    return {"in_flight": in_flight, "requests_per_round": n, "rounds": rounds, "results": results}
-
-
-def _ratio(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
-    per_round = [x / y for x, y in zip(a, b) if y]
-    return {"median": paired_ratio(a, b), "range": [min(per_round), max(per_round)] if per_round else None}
-
-
-def server_pids(spec: dict[str, Any], say=print) -> tuple[list[int], dict[str, Any]]:
-    """The node's PIDs to pin (``--server-pid``, else the local node's), and ``spec`` saying when none."""
-    servers = list(spec.get("server_pids") or [])
-    if not servers and spec.get("local"):
-        from profiling.node import server_pids as local_pids
-
-        servers = local_pids()
-    if spec.get("server_cpus") and not servers:
-        say("the server is not a node this machine runs (name its PID: --server-pid); not pinned")
-        spec = {**spec, "server_cpus": None, "not_pinned": "no server PID"}
-    return servers, spec
+BASES = ("driver", "no timeout")
 
 
 def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
     servers, spec = server_pids(spec, say)
     pinned = pin(servers, spec.get("server_cpus"))
     try:
-        cases, info = measure_cases(spec, hosts, port, CONFIGS, "insert", spec["in_flight"], ("driver", "no timeout"),
-                                    say)
+        cases, info = measure_cases(spec, hosts, port, CONFIGS, "insert", spec["in_flight"], BASES, say)
     finally:
         unpin(pinned, pids=servers)
-    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "method": METHOD}
-
-
-def measure_cases(spec: dict[str, Any], hosts: list[str], port: int, configs: dict[str, tuple[str, Any]],
-                  workload: str, in_flight: Sequence[int], bases: Sequence[str], say=print
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One process per configuration for ``workload``, measured at each level of ``in_flight``."""
-    workers = None
-    try:
-        workers = Workers(hosts, port, spec.get("client_cpus"), configs, workload)
-        classes = ", ".join(f"{c} = {i['connection_class']}" for c, i in workers.info.items())
-        say(f"{workload}: {classes}{reference.pinning_words(spec)}")
-        cases = [bench_level(workers, f, spec["rounds"], spec["round_s"], say, list(configs), bases)
-                 for f in in_flight]
-        return cases, workers.info
-    finally:
-        if workers is not None:
-            workers.close()
-
-
-METHOD = ("one process per configuration, taking turns round by round (order rotated); client CPU "
-          "per request = time.process_time() delta of that process (all threads) / requests; "
-          "throughput = requests / wall second; medians over rounds; ratios = median of per-round "
-          "ratios, with their range")
+    return {"depth": DEPTH, "config": spec, "configurations": info, "cases": cases, "method": connection_bench.METHOD}
 
 
 def render(section: dict[str, Any]) -> str:
@@ -286,47 +77,5 @@ def render(section: dict[str, Any]) -> str:
     ]) + "\n"
 
 
-def parser(prog: str, doc: str | None) -> Any:
-    """The options of this benchmark (and of ``bench_framing``)."""
-    ap = cli.bench_parser(prog, doc, SIZES)
-    ap.add_argument("--hosts", help="comma-separated contact points (default PYFACTORIES_HOSTS, else the local node)")
-    ap.add_argument("--port", type=int)
-    ap.add_argument("--rounds", type=int, help="default: 5 (quick), 11 (full)")
-    ap.add_argument("--round-seconds", type=float,
-                    help="approximate length of one configuration's segment")
-    ap.add_argument("--in-flight", default=",".join(map(str, IN_FLIGHT)), help="comma-separated chain counts")
-    ap.add_argument("--client-cpus", type=parse_cpus, metavar="LIST", help="default: the last CPU, with two or more")
-    ap.add_argument("--server-cpus", type=parse_cpus, metavar="LIST", help="default: the first CPU, with two or more")
-    ap.add_argument("--server-pid", type=int, action="append", metavar="PID",
-                    help="the PID of a node on this machine that the project did not start (repeatable)")
-    ap.add_argument("--no-pin", action="store_true", help="pin nothing")
-    return ap
-
-
-def spec_of(args: Any) -> dict[str, Any]:
-    pair = None if args.no_pin else reference.cpus()
-    size = SIZES[args.size]
-    return {"size": args.size, "rounds": args.rounds or size["rounds"],
-            "round_s": args.round_seconds or size["round_s"],
-            "in_flight": [int(x) for x in args.in_flight.split(",")],
-            "client_cpus": None if args.no_pin else args.client_cpus or (pair and pair[0]),
-            "server_cpus": None if args.no_pin else args.server_cpus or (pair and pair[1]),
-            "server_pids": args.server_pid}
-
-
-def main(argv: list[str] | None = None, module: Any = None) -> int:
-    """Run ``module``'s ``run`` and ``render`` (this module's by default) with these options."""
-    module = module or sys.modules[__name__]
-    args = parser(module.__name__, module.__doc__).parse_args(argv)
-    spec = spec_of(args)
-    from profiling.cluster import reach
-
-    with reach(args.hosts, args.port) as contact:
-        spec["local"] = contact.local
-        section = module.run(spec, list(contact.hosts), contact.port)
-    cli.print_and_save(section, module.render, args.json)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(connection_bench.main(sys.modules[__name__]))

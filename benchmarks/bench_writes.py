@@ -3,9 +3,10 @@ wake-up and a ``send()`` per request) and with ours (``pyfactories._writes.Coale
 
     python -m benchmarks.bench_writes [--rounds N] [--json PATH] [--hosts h1,h2]
 
-Workloads (``bench_timeouts``' callback chains, protocol v5, no compression, the default timeout):
+Workloads (``benchmarks.e2e.connection_bench``' callback chains, protocol v5, no compression, the default
+timeout):
 
-* ``insert``: ``bench_timeouts``' prepared 10-column INSERT, 1,000 and 50 chains;
+* ``insert``: the prepared 10-column INSERT (``benchmarks.data.inserts``), 1,000 and 50 chains;
 * ``select``: ``bench_framing``'s prepared 1-row SELECT with the fast path's named rows, 50 chains.
 
 Configurations, each in a process of its own, taking turns round by round as in ``bench_timeouts``:
@@ -40,8 +41,9 @@ from cassandra.io.libevreactor import LibevConnection
 
 from pyfactories.connection import TimerQueueLibevConnection
 
-from . import bench_framing, bench_timeouts, reference
-from .tables import markdown_table
+from . import bench_framing
+from .e2e import connection_bench, reference
+from .reporting.tables import markdown_table
 
 DEPTH = "writes"
 WORKLOADS = {"insert": (1000, 50), "select": (50,)}
@@ -124,8 +126,8 @@ def micro(rounds: int = 21, batches: int = 40, batch: int = 250, size: int = 160
 
 
 def run(spec: dict[str, Any], hosts: list[str], port: int, say=print) -> dict[str, Any]:
-    return bench_framing.run_pinned(spec, hosts, port, CONFIGS, WORKLOADS, BASES, ("writes_alone", micro), DEPTH,
-                                    say)
+    return connection_bench.run_pinned(spec, hosts, port, CONFIGS, WORKLOADS, BASES, ("writes_alone", micro),
+                                       DEPTH, say)
 
 
 def render(section: dict[str, Any]) -> str:
@@ -136,7 +138,7 @@ def render(section: dict[str, Any]) -> str:
         f"### Coalesced writes (protocol v5; {cfg['rounds']} interleaved rounds, medians"
         f"{reference.pinning_words(cfg)})",
         "",
-        markdown_table(header, bench_framing.case_rows(section["cases"], BASES)),
+        markdown_table(header, connection_bench.case_rows(section["cases"], BASES)),
         "",
         "`insert` = prepared 10-column INSERT; `select` = prepared 1-row SELECT, fast path named rows. "
         "`driver` = the driver's LibevConnection; `uncoalesced` = TimerQueueLibevConnection with the driver's "
@@ -157,4 +159,4 @@ def _alone_lines(alone: dict[str, Any] | None) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(bench_timeouts.main(module=sys.modules[__name__]))
+    sys.exit(connection_bench.main(sys.modules[__name__]))

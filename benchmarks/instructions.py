@@ -4,11 +4,11 @@
     python -m benchmarks.instructions --workload insert1000 --factories fastpath_named+conn --queries 2000,6000
 
 For each configuration (a factory, or a factory on our connection: ``<factory>+conn``, as in
-``benchmarks.bench_e2e``), the client runs the end-to-end workload (``benchmarks.e2e_workloads``) twice under
-``valgrind --tool=callgrind``, once with each number of queries after the same warm-up; the
-instructions per query are the difference of the two runs' totals (all threads: the caller and the
-driver's event loop) over the difference in queries, so start-up, connecting, preparing and warming
-up cancel out. Instructions do not depend on what else runs on the machine; they count work, not
+``benchmarks.bench_e2e``), the client runs the end-to-end workload (``benchmarks.e2e.workloads``) twice under
+``valgrind --tool=callgrind`` (``benchmarks.harness.callgrind``), once with each number of queries after the
+same warm-up; the instructions per query are the difference of the two runs' totals (all threads: the
+caller and the driver's event loop) over the difference in queries, so start-up, connecting, preparing
+and warming up cancel out. Instructions do not depend on what else runs on the machine; they count work, not
 time (cache misses and waits are not in them). Each factory's figure is printed as a ratio to
 ``tuple_factory``'s, with ``--json`` for the record.
 """
@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import subprocess
 import sys
-import tempfile
 from typing import Any, Sequence
 
+from .harness import callgrind
+
 WARMUP_QUERIES = 20
-_TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.M)
 
 
 def child(argv: Sequence[str]) -> int:
@@ -33,8 +30,8 @@ def child(argv: Sequence[str]) -> int:
     the factory, warm up, run the queries, exit."""
     from profiling.factories import BY_NAME
 
-    from .e2e_clients import DriverClient
-    from .e2e_configs import parse
+    from .e2e.clients import DriverClient
+    from .e2e.configs import parse
 
     workload, name, queries, hosts, port = argv
     config = parse(name, list(BY_NAME))
@@ -51,25 +48,8 @@ def child(argv: Sequence[str]) -> int:
 
 def instructions(workload: str, factory: str, queries: int, hosts: str, port: int) -> int:
     """Total instructions of one client run under callgrind (all threads)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=no",
-               sys.executable, "-m", __spec__.name if __spec__ else "benchmarks.instructions", "--child",
-               workload, factory, str(queries), hosts, str(port)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"callgrind run failed ({done.returncode}): {done.stderr[-2000:]}")
-        with open(out) as f:
-            found = _TOTALS.search(f.read())
-    if not found:
-        raise RuntimeError(f"no instruction total in the callgrind output of {factory}")
-    return int(found.group(1))
-
-
-def per_query(totals: dict[int, int]) -> float:
-    """Instructions per query from ``{queries: total}`` of two runs."""
-    (n1, t1), (n2, t2) = sorted(totals.items())
-    return (t2 - t1) / (n2 - n1)
+    module = __spec__.name if __spec__ else "benchmarks.instructions"
+    return callgrind.total(["-m", module, "--child", workload, factory, str(queries), hosts, str(port)], factory)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return child(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workload", default="pages", help="an end-to-end workload (benchmarks.e2e_workloads)")
+    ap.add_argument("--workload", default="pages", help="an end-to-end workload (benchmarks.e2e.workloads)")
     ap.add_argument("--factories", default="tuple,fastpath_named,fastpath_class",
                     help="comma-separated configurations: factory names, or <factory>+conn for our connection "
                          "(tuple is always included, as the reference)")
@@ -98,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         hosts = ",".join(contact.hosts)
         for name in names:
             totals = {n: instructions(args.workload, name, n, hosts, contact.port) for n in lengths}
-            results[name] = {"totals": {str(n): t for n, t in totals.items()}, "per_query": per_query(totals)}
+            results[name] = {"totals": {str(n): t for n, t in totals.items()},
+                             "per_query": callgrind.per_query(totals)}
             print(f"{name}: {results[name]['per_query']:,.0f} instructions per query", flush=True)
     ref = results[REFERENCE]["per_query"]
     print(f"\n| factory | instructions per query ({args.workload}) | vs. {REFERENCE} |\n|---|--:|--:|")

@@ -8,7 +8,7 @@ Every pyperf option works (``--fast``, ``--rigorous``, ``-p``, ``--affinity``,
 ...). pyperf runs each benchmark in its own worker processes one after
 another (not interleaved), so ``make bench`` uses ``bench_factories``; this
 script exists to check that both harnesses agree. Same inputs as
-``bench_factories`` (``benchmarks.shapes``), same factories and copy baseline;
+``bench_factories`` (``benchmarks.data.shapes``), same factories and copy baseline;
 by default the mixed table's: our compiled factories, the driver's they
 replace, and the copy.
 """
@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 from profiling.factories import counterpart, of_family
 
-from . import shapes
 from .bench_factories import COPY, ROWS, timed_factories
-from .targets import MIXED_COLS, MIXED_KIND
+from .data import shapes
+from .reporting.targets import MIXED_COLS, MIXED_KIND
 
 
 def default_factories() -> list[str]:

@@ -4,11 +4,11 @@
     python -m benchmarks.run --size full        # 16-23 minutes (make bench)
     python -m benchmarks.run --hosts 10.0.0.5 --skip factory
 
-The depths are those of ``benchmarks.depths``. The ones that need a server use
+The depths are those of ``benchmarks.harness.depths``. The ones that need a server use
 the project's local Cassandra node: it is started if it is not running (and
 then stopped at the end), reused as it is otherwise. ``--size full`` measures
 the end-to-end depth in its reference configuration (client and server pinned
-apart: ``benchmarks.reference``), then unpinned beside it; ``--server-pid``
+apart: ``benchmarks.e2e.reference``), then unpinned beside it; ``--server-pid``
 names a node on this machine that the project did not start, so it can be
 pinned. ``--hosts`` (or
 ``PYFACTORIES_HOSTS``) points them at a cluster of your own instead, and
@@ -30,9 +30,11 @@ from typing import Any, Callable, Sequence
 
 from profiling.cluster import Contact, reach
 
-from . import REPO_ROOT, chart, depths, report, targets
-from .environment import environment
-from .results_json import SCHEMA_VERSION, write_json
+from . import REPO_ROOT
+from .harness import depths
+from .harness.environment import environment
+from .reporting import chart, markdown, targets
+from .reporting.results_json import SCHEMA_VERSION, write_json
 
 
 def default_out_dir() -> Path:
@@ -93,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["duration_s"] = time.perf_counter() - t0
     json_path = write_json(out_dir / "results.json", results)
     md_path = out_dir / "results.md"
-    md_path.write_text(report.render(results))
+    md_path.write_text(markdown.render(results))
     png_path = chart.draw(results, out_dir / "chart.png")
     print("### All targets\n")
     print(targets.summary(targets.Verdict(**v) for v in results["verdicts"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from benchmarks import targets
+from benchmarks.reporting import targets
 from profiling.factories import FACTORIES
 
 ENV = {
@@ -83,7 +83,7 @@ def results(scale: dict[str, float] | None = None, e2e_scale: dict[str, float] |
         e2e_cases.append({"id": wid, "description": wid, "rows": rows, "cols": 10, "in_flight": 1,
                           "queries_per_round": 100, "rounds": 5, "results": res})
     run_order = [f.name for f in FACTORIES if f.name in E2E_CPU_US["single"]]  # as bench_e2e lists them
-    # measured in the reference configuration (benchmarks.reference), so its verdicts are judged
+    # measured in the reference configuration (benchmarks.e2e.reference), so its verdicts are judged
     e2e = {"depth": "e2e", "config": {"size": "full", "rounds": 21, "client_cpus": [1], "server_cpus": [0],
                                       "factories": run_order},
            "cassandra": copy.deepcopy(ENV["cassandra"]), "cases": e2e_cases}

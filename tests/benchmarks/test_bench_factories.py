@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from benchmarks import bench_factories, targets
+from benchmarks import bench_factories
+from benchmarks.reporting import targets
 
 
 def test_worker_times_every_factory():

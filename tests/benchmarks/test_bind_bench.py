@@ -8,7 +8,7 @@ from pathlib import Path
 from cassandra.query import BoundStatement
 
 from benchmarks import bench_bind
-from benchmarks.results_json import load_json
+from benchmarks.reporting.results_json import load_json
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "bind.json"
 

@@ -3,6 +3,7 @@
 import json
 
 from benchmarks import compare
+from benchmarks.reporting.compare import metrics
 
 from . import samples
 
@@ -60,7 +61,7 @@ def test_compare_all_lists_everything(tmp_path, capsys):
     p = _write(tmp_path, "same.json", samples.results())
     compare.main([p, p, "--all"])
     out = capsys.readouterr().out
-    n = len(compare.metrics(samples.results()))
+    n = len(metrics(samples.results()))
     assert f"all {n} figures" in out
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from benchmarks import bench_e2e, capture, dataset, fixtures
+from benchmarks import bench_e2e
+from benchmarks.data import capture, dataset, fixtures
 from profiling.cluster import connect
 
 pytestmark = pytest.mark.integration
@@ -34,8 +35,8 @@ def test_capture_writes_fixtures_that_decode(contact, tmp_path):
         paths = capture.capture_all(session, tmp_path, dataset.cassandra_version(session), say=lambda _msg: None)
     finally:
         cluster.shutdown()
-    assert len(paths) == len(capture.CAPTURES)
-    for cap in capture.CAPTURES:
+    assert len(paths) == len(fixtures.CAPTURES)
+    for cap in fixtures.CAPTURES:
         fx = fixtures.load(cap.name, tmp_path)
         assert len(fx.decode().parsed_rows) == cap.rows
         # the same data set gives the same bodies as the fixtures in the repository

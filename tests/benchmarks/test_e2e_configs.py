@@ -7,9 +7,12 @@ import warnings
 import pytest
 from cassandra.cluster import ExecutionProfile
 
-from benchmarks import bench_e2e, bench_timeouts, e2e_configs, targets
-from benchmarks.e2e_configs import Config
-from benchmarks.e2e_workloads import WORKLOADS, QueriesFailed, _params
+from benchmarks import bench_e2e
+from benchmarks.data import inserts
+from benchmarks.e2e import configs as e2e_configs
+from benchmarks.e2e.configs import Config
+from benchmarks.e2e.workloads import WORKLOADS, QueriesFailed, _params
+from benchmarks.reporting import targets
 from profiling.factories import for_sessions
 
 USABLE = ["tuple", "named_tuple", "fastpath_named"]
@@ -108,10 +111,10 @@ def test_bad_options_are_an_error_that_says_why(argv, message, capsys):
 def test_the_write_workloads_are_bench_timeouts_inserts_with_the_drivers_default_timeout():
     for n in (50, 1000):
         w = WORKLOADS[f"insert{n}"]
-        assert w.in_flight == n and w.query == bench_timeouts.INSERT and w.rows == 0 and w.cols == 10
-        assert w.pattern == "callback_full_pipeline" and w.schema == bench_timeouts.SCHEMA
+        assert w.in_flight == n and w.query == inserts.INSERT and w.rows == 0 and w.cols == 10
+        assert w.pattern == "callback_full_pipeline" and w.schema == inserts.SCHEMA
         assert w.request_timeout == ExecutionProfile().request_timeout  # the driver's own default
-    assert _params("inserts") == bench_timeouts._rows()
+    assert _params("inserts") == inserts.rows()
     assert WORKLOADS["single50"].request_timeout == ExecutionProfile().request_timeout
     assert WORKLOADS["single50"].in_flight == 50 and WORKLOADS["single"].request_timeout is None
     assert WORKLOADS["single"].schema == ()
@@ -130,7 +133,7 @@ def test_a_write_workload_sends_its_rows_with_its_timeout():
 
     runner = bench_e2e.Runner(Session(), WORKLOADS["insert50"])
     assert runner.measure(120, "tuple")[2] == 0
-    assert sent == [(row, 10.0) for row in bench_timeouts._rows()[:120]]
+    assert sent == [(row, 10.0) for row in inserts.rows()[:120]]
 
 
 class Client:

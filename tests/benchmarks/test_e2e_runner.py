@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import bench_e2e
-from benchmarks.e2e_workloads import _params
+from benchmarks.e2e.workloads import _params
 
 
 class Statement:

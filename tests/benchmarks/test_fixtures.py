@@ -6,7 +6,8 @@ import pytest
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import dict_factory, named_tuple_factory
 
-from benchmarks import bench_decode, capture, fixtures
+from benchmarks import bench_decode
+from benchmarks.data import capture, fixtures
 from profiling import typed
 from profiling.factories import BY_NAME, offline
 
@@ -16,7 +17,7 @@ EXPECTED = {"named": named_tuple_factory, "dict": dict_factory, "class": typed.h
 
 
 def test_every_capture_has_its_fixture():
-    assert [c.name for c in capture.CAPTURES] == NAMES
+    assert [c.name for c in fixtures.CAPTURES] == NAMES
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import bench_framing
-from benchmarks.results_json import load_json
+from benchmarks.reporting.results_json import load_json
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "framing.json"
 

@@ -6,7 +6,9 @@ import os
 
 import pytest
 
-from benchmarks import bench_e2e, compare, reference, targets
+from benchmarks import bench_e2e
+from benchmarks.e2e import reference
+from benchmarks.reporting import compare, targets
 
 from . import samples
 

@@ -4,7 +4,10 @@ import re
 
 import pytest
 
-from benchmarks import bench_factories, shapes, stats, tables, timing
+from benchmarks import bench_factories
+from benchmarks.data import shapes
+from benchmarks.harness import stats, timing
+from benchmarks.reporting import tables
 from profiling.factories import REFERENCE, grouped, offline
 
 
@@ -101,7 +104,7 @@ def test_factory_only_times_the_registry_and_the_copy_baseline():
 
 
 def test_client_cpu_lists():
-    from benchmarks.pinning import parse_cpus
+    from benchmarks.harness.pinning import parse_cpus
 
     assert parse_cpus("1") == [1]
     assert parse_cpus("0,1") == [0, 1]
@@ -115,7 +118,7 @@ def test_unpin_also_frees_the_threads_started_while_pinned():
     import os
     import threading
 
-    from benchmarks.pinning import pin, unpin
+    from benchmarks.harness.pinning import pin, unpin
 
     before = os.sched_getaffinity(0)
     saved = pin([os.getpid()], [min(before)])

@@ -1,6 +1,6 @@
 """Targets (PASS/MISS at the limits), the markdown report and the chart, on hand-made results."""
 
-from benchmarks import chart, report, targets
+from benchmarks.reporting import chart, markdown, targets
 
 from . import samples
 
@@ -56,7 +56,7 @@ def test_e2e_targets_and_references():
 
 
 def test_report_has_every_depth_and_the_verdicts():
-    text = report.render(samples.results(scale={"pf_dict": 1.2}))
+    text = markdown.render(samples.results(scale={"pf_dict": 1.2}))
     for heading in ("### Factory only", "### Decode only", "### End to end", "### All targets"):
         assert heading in text
     assert "Cassandra 5.0.9" in text and "cassandra-driver 3.30.1" in text
@@ -66,7 +66,7 @@ def test_report_has_every_depth_and_the_verdicts():
     assert "250x" in row1 and "50.0 µs" in row1
     # e2e: named_tuple on single = 511 / 350
     assert "1.46x" in text
-    assert "scylla-driver 3.29.12" in report.render(samples.results(driver="3.29.12", distribution="scylla-driver"))
+    assert "scylla-driver 3.29.12" in markdown.render(samples.results(driver="3.29.12", distribution="scylla-driver"))
 
 
 def test_chart_is_a_png(tmp_path):

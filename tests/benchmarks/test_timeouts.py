@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_timeouts
-from benchmarks.results_json import load_json
+from benchmarks.e2e import connection_bench
+from benchmarks.reporting.results_json import load_json
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "timeouts.json"
 
@@ -27,8 +28,8 @@ class FakeWorkers:
 
 def test_rounds_are_interleaved_and_rotated_and_ratios_paired():
     workers = FakeWorkers()
-    case = bench_timeouts.bench_level(workers, 50, rounds=3, round_s=0.01, say=lambda _: None)
     names = list(bench_timeouts.CONFIGS)
+    case = connection_bench.bench_level(workers, 50, 3, 0.01, names, bench_timeouts.BASES, say=lambda _: None)
     measured = workers.turns[len(names) + 1:]  # after the warm-up round and the sizing probe
     assert measured == names + names[1:] + names[:1] + names[2:] + names[:2]
     ours = case["results"]["ours"]
@@ -46,4 +47,4 @@ def test_the_committed_results_render_with_their_vs_columns():
     for case in section["cases"]:
         for name, r in case["results"].items():
             assert f"{r['cpu_us_per_request']:.1f} µs" in text
-    assert {c["in_flight"] for c in section["cases"]} == set(bench_timeouts.IN_FLIGHT)
+    assert {c["in_flight"] for c in section["cases"]} == set(connection_bench.IN_FLIGHT)

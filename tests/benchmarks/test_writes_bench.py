@@ -7,7 +7,7 @@ from pathlib import Path
 from cassandra.io.libevreactor import LibevConnection
 
 from benchmarks import bench_writes
-from benchmarks.results_json import load_json
+from benchmarks.reporting.results_json import load_json
 from pyfactories._writes import CoalescedWrites
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "writes.json"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .tables import fmt_ratio, markdown_table
+from ..reporting.tables import fmt_ratio, markdown_table
 
 MIN_ROUNDS = 21
 INDICATIVE = "~"
@@ -73,7 +73,7 @@ def unpinned_lines(side: dict[str, Any]) -> list[str]:
     cases = side.get("cases") or []
     if not cases:
         return []
-    from .e2e_configs import table_rows
+    from .configs import table_rows
 
     header = ["configuration", "connection"] + [f"{c['id']} ({c['rows']}x{c['cols']})" for c in cases]
     ratios = table_rows(side, lambda r: with_range(r["cpu_ratio"], r.get("cpu_ratio_range")))

@@ -13,7 +13,7 @@ from typing import Any
 from profiling.factories import fastpath_status
 from pyfactories import _driver
 
-from . import REPO_ROOT
+from .. import REPO_ROOT
 
 
 def _cpu_model() -> str:

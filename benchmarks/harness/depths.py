@@ -8,9 +8,9 @@ A bench module offers:
 * ``run(spec, say=print)``, or ``run(spec, contact, say=print)`` for a depth that needs a server
   (``contact``: a ``profiling.cluster.Contact``): the depth's section of the results;
 * ``render(section)``: its markdown;
-* ``verdicts(section)``: its targets' :class:`benchmarks.targets.Verdict` (may be empty);
+* ``verdicts(section)``: its targets' :class:`benchmarks.reporting.targets.Verdict` (may be empty);
 * ``figures(section)``: its comparable :class:`Figure` for ``compare``;
-* ``PANELS``: its chart panels (:class:`benchmarks.chart.Panel`);
+* ``PANELS``: its chart panels (:class:`benchmarks.reporting.chart.Panel`);
 * ``main(argv)``: its own command line (``python -m <module>``).
 """
 

@@ -1,4 +1,4 @@
-"""The clients the end-to-end benchmark measures through, one per connection (``benchmarks.e2e_configs``).
+"""The clients the end-to-end benchmark measures through, one per connection (``benchmarks.e2e.configs``).
 
 A client runs ``n`` queries of a workload with a row factory and answers ``(CPU s, wall s)``:
 
@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 from profiling.factories import resolve
 
-from . import dataset
-from .e2e_workloads import MEASURE_TIMEOUT_S, WORKLOADS, QueriesFailed, Runner, _params
-from .pinning import pin
+from ..data import dataset
+from ..harness.pinning import pin
+from .workloads import MEASURE_TIMEOUT_S, WORKLOADS, QueriesFailed, Runner, _params
 
 
 class Client(Protocol):
@@ -141,7 +141,7 @@ class AcsyllaClient:
 
 
 def make_client(connection: str, hosts: list[str], port: int) -> Client:
-    """The client of a connection (``e2e_configs``): "driver", "ours" or a peer's name."""
+    """The client of a connection (``configs``): "driver", "ours" or a peer's name."""
     if connection in ("driver", "ours"):
         return DriverClient.connect(hosts, port, ours=connection == "ours")
     if connection == "acsylla":

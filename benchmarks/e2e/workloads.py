@@ -13,7 +13,7 @@ from cassandra.cluster import ExecutionProfile
 
 from profiling.patterns import PATTERNS, Context
 
-from . import bench_timeouts, dataset
+from ..data import dataset, inserts
 
 KS = dataset.KEYSPACE
 MEASURE_TIMEOUT_S = 300.0  # the longest one measurement may wait for its requests in flight
@@ -42,8 +42,8 @@ class Workload:
     @property
     def schema(self) -> tuple[str, ...]:
         """DDL the workload needs beyond ``dataset.ensure_dataset`` (the write workloads' table,
-        ``bench_timeouts``' own, created if absent)."""
-        return bench_timeouts.SCHEMA if self.keys == "inserts" else ()
+        ``benchmarks.data.inserts``' table, created if absent)."""
+        return inserts.SCHEMA if self.keys == "inserts" else ()
 
     @property
     def pattern(self) -> str:
@@ -68,7 +68,7 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
              f"SELECT * FROM {KS}.narrow WHERE k = ?", "narrow", 1, 10, 50,
              request_timeout=DRIVER_DEFAULT_TIMEOUT_S),
     *(Workload(f"insert{n}", f"prepared 10-column INSERTs, {n:,} in flight, the driver's default timeout",
-               bench_timeouts.INSERT, "inserts", 0, 10, n, request_timeout=DRIVER_DEFAULT_TIMEOUT_S)
+               inserts.INSERT, "inserts", 0, 10, n, request_timeout=DRIVER_DEFAULT_TIMEOUT_S)
       for n in (50, 1000)),
 )}
 
@@ -86,8 +86,8 @@ def _params(kind: str, seed: int = 4) -> list[tuple]:
         return [(rng.randrange(dataset.WIDE_PARTITIONS),) for _ in range(1_000)]
     if kind == "coll":
         return [(rng.randrange(dataset.COLL_PARTITIONS),) for _ in range(1_000)]
-    if kind == "inserts":  # bench_timeouts' rows, in key order
-        return bench_timeouts._rows()
+    if kind == "inserts":  # the write workloads' table's rows, in key order
+        return inserts.rows()
     raise ValueError(kind)
 
 

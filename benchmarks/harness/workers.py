@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from . import REPO_ROOT
+from .. import REPO_ROOT
 
 
 def run_workers(module: str, spec: dict[str, Any], processes: int, say: Callable[[str], None] = print,

@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Callable, Iterable
 
 from .environment import environment
-from .results_json import SCHEMA_VERSION, write_json
+from ..reporting.results_json import SCHEMA_VERSION, write_json
 
 
 def bench_parser(module: str, doc: str | None, sizes: Iterable[str], offline: bool = False

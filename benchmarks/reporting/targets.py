@@ -69,7 +69,7 @@ class Verdict:
     target: str         # e.g. ">= 100x"
     value: float | None
     status: str         # PASS, MISS, REF (reference figure, no pass/fail), N/A (not measured), or ~PASS/~MISS
-                        # (indicative: end to end outside the reference configuration, ``benchmarks.reference``)
+                        # (indicative: end to end outside the reference configuration, ``benchmarks.e2e.reference``)
     note: str = ""
 
     def line(self) -> str:
@@ -136,7 +136,7 @@ def factory_only(section: dict[str, Any]) -> list[Verdict]:
 def end_to_end(section: dict[str, Any]) -> list[Verdict]:
     """The end-to-end targets (client CPU per query / tuple_factory's), plus the driver's reference figures;
     judged (PASS/MISS) only when measured in the reference configuration, indicative (~PASS/~MISS) otherwise."""
-    from .reference import judged
+    from ..e2e.reference import judged
 
     out: list[Verdict] = []
     cases = {c["id"]: c for c in section.get("cases", [])}
@@ -168,7 +168,7 @@ def end_to_end(section: dict[str, Any]) -> list[Verdict]:
 
 def all_verdicts(results: dict[str, Any]) -> list[Verdict]:
     """Every depth's verdicts (``depths.DEPTHS``), for the depths the results hold."""
-    from .depths import sections
+    from ..harness.depths import sections
 
     return [v for depth, section in sections(results) for v in depth.bench.verdicts(section)]
 
