@@ -3,8 +3,10 @@
 import concurrent.futures
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cassandra import query
@@ -66,19 +68,20 @@ def test_the_distribution_in_use_is_the_one_at_the_packages_version(monkeypatch)
 
 
 def test_the_readme_lists_the_releases_the_fast_path_runs_on():
-    """The Compatibility table says "yes" for exactly the releases the fast path accepts."""
+    """The Compatibility table says "yes" under `enable()` for exactly the releases the package runs on."""
     from pathlib import Path
 
     from pyfactories import _driver
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     table = readme.split("### Compatibility", 1)[1].split("\n\n", 2)[1]
-    fast = {}
+    assert table.splitlines()[0].split("|")[4].strip() == "`enable()`"
+    enabled = {}
     for line in table.splitlines()[2:]:
-        dist, releases, _factories, fastpath, _proof = [c.strip() for c in line.strip("|").split("|")]
-        if fastpath == "yes":
-            fast[dist] = tuple(r.strip() for r in releases.split(","))
-    assert fast == _driver.FASTPATH_RELEASES
+        dist, releases, _factories, enable, _drivers_own = [c.strip() for c in line.strip("|").split("|")]
+        if enable == "yes":
+            enabled[dist] = tuple(r.strip() for r in releases.split(","))
+    assert enabled == (getattr(_driver, "TESTED_RELEASES", None) or _driver.FASTPATH_RELEASES)
 
 
 def test_default_is_compiled_in_this_build():
@@ -138,11 +141,74 @@ def test_named_rows_cross_process_boundaries(method):
 
 
 def test_the_readme_keeps_every_part_in_order():
-    """An edit of one section must not take the ones after it along (the README is long)."""
+    """An edit of one section must not take the ones after it along."""
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     parts = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
-    assert parts == ["Quick start", "Install", "Set-up: two commands", "The row factories", "The fast path",
-                     "Request timeouts", "Profiling: where does the client's CPU go?", "The local Cassandra",
-                     "Benchmarks", "Safety", "Where things live"]
+    assert parts == ["Quick start", "Install", "Usage", "Performance", "Profiling", "Development"]
+    assert len(readme.splitlines()) <= 400, "the README is for users: move the rest into docs/"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+# A markdown link or image: [text](target) or ![alt](target), the target up to a space or ")".
+MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def relative_links(text):
+    """The targets of the relative links in a markdown text, without their #fragment (none for
+    URLs, mail addresses and links within the page)."""
+    targets = []
+    for target in MARKDOWN_LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith("#"):
+            continue
+        targets.append(target.split("#", 1)[0])
+    return targets
+
+
+def broken_links(path):
+    """The relative links of one markdown file whose target does not exist."""
+    return [target for target in relative_links(path.read_text(encoding="utf-8"))
+            if not (path.parent / target).exists()]
+
+
+def test_the_link_extractor_finds_relative_links_and_their_broken_targets(tmp_path):
+    text = ("See [the docs](docs/rows.md#typed-rows), ![chart](benchmarks/results/chart.png),\n"
+            "[a site](https://example.org/x.md), [mail](mailto:a@b.c), [here](#usage) and\n"
+            "[gone](docs/no-such-file.md \"title\").")
+    assert relative_links(text) == ["docs/rows.md", "benchmarks/results/chart.png", "docs/no-such-file.md"]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rows.md").write_text("[back](../README.md) [up](../missing.md)")
+    (tmp_path / "README.md").write_text(text)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "chart.png").write_bytes(b"")
+    assert broken_links(tmp_path / "README.md") == ["docs/no-such-file.md"]
+    assert broken_links(tmp_path / "docs" / "rows.md") == ["../missing.md"]
+
+
+def _documents():
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "benchmarks" / "results").glob("*.md"))]
+
+
+def test_every_relative_link_of_the_documentation_resolves():
+    """README.md, docs/ and benchmarks/results/ link only to files that exist.
+
+    The driver matrix runs this suite from a copy of tests/, profiling/, benchmarks/ and README.md
+    beside an installed wheel, without docs/: there, only what was copied can be checked."""
+    if not (ROOT / "docs").is_dir():
+        assert not (ROOT / "pyfactories").is_dir(), "a source tree without docs/"
+        assert broken_links(ROOT / "README.md") and all(
+            target.startswith("docs/") for target in broken_links(ROOT / "README.md"))
+        return
+    broken = {str(path.relative_to(ROOT)): broken_links(path) for path in _documents()}
+    assert {name: targets for name, targets in broken.items() if targets} == {}
+
+
+def test_the_documentation_names_things_not_issues_or_seeds():
+    """As the sources do (tests/test_structure.py): no issue or seed numbers in README.md and docs/."""
+    from .test_structure import HISTORY
+
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in _documents()
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if HISTORY.search(line)]
+    assert not found, "\n".join(found)
