@@ -16,7 +16,7 @@ per-round ratios (with their range).
 
 ``--e2e`` adds the same INSERT end to end (:func:`end_to_end`, a server from ``profiling.cluster.reach``:
 ``PYFACTORIES_HOSTS`` or the local node): client CPU per INSERT through ``execute_concurrent`` at 1,000 in
-flight on our connection (``fastpath.cluster_options()``, ``fastpath.enable``), with the driver's bind
+flight on our connection (``pyfactories.enable``), with the driver's bind
 (``binds=False``) and with ours, taking turns round by round, in its own keyspace.
 """
 
@@ -32,7 +32,8 @@ from cassandra import cqltypes
 from cassandra.protocol import ColumnMetadata
 from cassandra.query import PreparedStatement
 
-from pyfactories import _binding, _bindspec
+from pyfactories.binding import _binding
+from pyfactories.binding import _binding_py as _bindspec
 
 from .data.inserts import INSERT, KEYSPACE
 from .harness import cli, timing
@@ -117,10 +118,10 @@ def end_to_end(contact: Any, rounds: int, inserts: int, in_flight: int = 1000) -
     """Client CPU (this process, all threads) per INSERT, with the driver's bind and with ours, in turns."""
     from cassandra.concurrent import execute_concurrent_with_args
 
+    import pyfactories
     from profiling.cluster import connect
-    from pyfactories import fastpath
 
-    cluster, session = connect(contact, protocol_version=5, **fastpath.cluster_options())
+    cluster, session = connect(contact, protocol_version=5, **pyfactories.connection.cluster_options())
     try:
         for cql in E2E_SCHEMA:
             session.execute(cql, timeout=60)
@@ -129,8 +130,9 @@ def end_to_end(contact: Any, rounds: int, inserts: int, in_flight: int = 1000) -
         series: dict[str, list[float]] = {"driver": [], "ours": []}
         for r in range(rounds + 1):  # the first round warms up and is dropped
             for name in ("driver", "ours")[:: 1 if r % 2 else -1]:
-                if not fastpath.enable(session, binds=name == "ours"):
-                    raise RuntimeError(f"the fast path is off: {fastpath.UNAVAILABLE_REASON}")
+                rows = pyfactories.enable(session, binds=name == "ours")["rows"]
+                if not rows.on:
+                    raise RuntimeError(f"the fast path is off: {rows.why}")
                 prepared = session.prepare(insert)
                 t0 = time.process_time()
                 execute_concurrent_with_args(session, prepared, batch, concurrency=in_flight, raise_on_first_error=True)

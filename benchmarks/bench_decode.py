@@ -10,7 +10,7 @@ loop, no futures. The bodies are real ones captured from Cassandra by
 ``python -m benchmarks.capture`` (see ``benchmarks/data/fixtures``).
 
 The fast path builds rows while decoding: its step is the handler that
-``pyfactories.fastpath.enable`` installs (``pyfactories.fastpath.handler(rows)``)
+``pyfactories.decoding.enable`` installs (``pyfactories.decoding.handler(rows)``)
 decoding the same body, then ``tuple_factory``, which passes the finished rows
 through, as the session does; for dataclass rows it decodes plain tuples and
 ``class_row`` builds the rows from them, as the session's route does. Without a usable fast path its columns are left
@@ -52,9 +52,9 @@ def fastpath_decoders() -> tuple[dict[str, Decoder], str | None]:
     usable, why_not = fastpath_status()
     if not usable:
         return {}, why_not
-    from pyfactories import fastpath
+    from pyfactories import decoding
 
-    handlers: dict[str, Any] = {n: fastpath.handler(BY_NAME[n].fastpath) for n in usable}
+    handlers: dict[str, Any] = {n: decoding.handler(BY_NAME[n].fastpath) for n in usable}
     return {n: (handlers[n].decode_message, BY_NAME[n].row_factory) for n in usable}, None
 
 

@@ -18,7 +18,7 @@ way an application runs them, by the profiler's execution patterns,
 
 Configurations (``benchmarks.e2e.configs``): a factory on the driver's connection (``tuple``,
 ``fastpath_named``), a factory on our connection (``fastpath_named+conn``: ``Cluster(...,
-**fastpath.cluster_options())``; ``--connections driver,ours`` adds one for every factory named),
+**connection.cluster_options())``; ``--connections driver,ours`` adds one for every factory named),
 and peer drivers (``acsylla``, through its asyncio API, rows as tuples; left out with a note when it
 does not import, and on the workloads it does not run); ``--size connection`` measures the
 connection's targets that way (pinned, 21 rounds). The connection class is per cluster, so
@@ -393,7 +393,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Any, dict[str, Any]]:
                     f"names, <factory>{e2e_configs.OURS_SUFFIX} for our connection, peers: {', '.join(e2e_configs.PEERS)}")
     ap.add_argument("--connections", default="driver",
                     help=f"comma-separated, of {', '.join(e2e_configs.CONNECTIONS)}: every factory on each "
-                         "(ours: fastpath.cluster_options())")
+                         "(ours: connection.cluster_options())")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--round-seconds", type=float, help="approximate length of one factory's segment")
     ap.add_argument("--client-cpus", type=parse_cpus, metavar="LIST",

@@ -19,7 +19,7 @@ tuple is the same object, so copying the tuples would allocate nothing).
 For the mixed table's shape (10 mixed columns) the copy and our named rows
 are timed a second time with every result of a sample kept alive
 (``*_kept``): dropped results let the next call's rows come back from a free
-list (CPython's for plain tuples, ``ext/rows.h``'s for our named rows; the
+list (CPython's for plain tuples, ``ext/rows/rows.h``'s for our named rows; the
 driver's namedtuple instances have none), so both orders are shown.
 
 The factories are those of ``profiling.factories`` that work on plain

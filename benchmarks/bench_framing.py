@@ -7,7 +7,7 @@ Workloads (``benchmarks.e2e.connection_bench``' callback chains, protocol v5, no
 timeout):
 
 * ``select``: a prepared 1-row SELECT of ``timers_bench.inserts``, 50 chains, the fast path's
-  named rows (``fastpath.enable(session, rows="named")``);
+  named rows (``pyfactories.decoding.enable(session, rows="named")``);
 * ``insert``: the prepared 10-column INSERT (``benchmarks.data.inserts``), 1,000 chains.
 
 Configurations, each in a process of its own, taking turns round by round as in ``bench_timeouts``:
@@ -15,7 +15,7 @@ Configurations, each in a process of its own, taking turns round by round as in 
 * ``driver``: the driver's ``LibevConnection``;
 * ``timers``: ``TimerQueueLibevConnection`` with the driver's framing (:class:`DriverFraming` here):
   ours without the compiled framing;
-* ``ours``: ``TimerQueueLibevConnection`` (``fastpath.cluster_options()``): timers and framing.
+* ``ours``: ``TimerQueueLibevConnection`` (``connection.cluster_options()``): timers and framing.
 
 ``ours`` vs. ``timers`` is what the framing alone saves; ``ours`` vs. ``driver`` what a user of
 ``cluster_options()`` gets. ``--in-flight`` is not used: each workload has its own level.

@@ -8,7 +8,7 @@ configurations, run as every connection benchmark runs them (``benchmarks.e2e.co
 
 * ``driver``: the driver's ``LibevConnection``, its default request timeout (10 s);
 * ``ours``: ``pyfactories.connection.TimerQueueLibevConnection``
-  (``fastpath.cluster_options()``), the same default timeout;
+  (``connection.cluster_options()``), the same default timeout;
 * ``no timeout``: the driver's ``LibevConnection`` with ``timeout=None`` (no timer at all): the floor.
 
 Each configuration runs in a process of its own for the whole run: the driver keeps a cancelled
@@ -72,7 +72,7 @@ def render(section: dict[str, Any]) -> str:
         markdown_table(header, rows),
         "",
         "`driver` = the driver's LibevConnection, default timeout (10 s); `ours` = "
-        "TimerQueueLibevConnection (fastpath.cluster_options()), default timeout; `no timeout` = the driver's "
+        "TimerQueueLibevConnection (connection.cluster_options()), default timeout; `no timeout` = the driver's "
         "LibevConnection with timeout=None. Ratios: median of per-round ratios (their range).",
     ]) + "\n"
 

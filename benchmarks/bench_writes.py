@@ -1,5 +1,5 @@
 """Coalesced writes: client CPU per request with the driver's ``push``/``handle_write`` (a loop
-wake-up and a ``send()`` per request) and with ours (``pyfactories._writes.CoalescedWrites``).
+wake-up and a ``send()`` per request) and with ours (``pyfactories.connection._writes_py.CoalescedWrites``).
 
     python -m benchmarks.bench_writes [--rounds N] [--json PATH] [--hosts h1,h2]
 
@@ -14,7 +14,7 @@ Configurations, each in a process of its own, taking turns round by round as in 
 * ``driver``: the driver's ``LibevConnection``;
 * ``uncoalesced``: ``TimerQueueLibevConnection`` with the driver's writes (:class:`DriverWrites`):
   timers and compiled framing, what ``cluster_options()`` gave before writes were coalesced;
-* ``ours``: ``TimerQueueLibevConnection`` (``fastpath.cluster_options()``): timers, framing, writes.
+* ``ours``: ``TimerQueueLibevConnection`` (``connection.cluster_options()``): timers, framing, writes.
 
 ``ours`` vs. ``uncoalesced`` is what coalescing alone saves. ``--in-flight`` is not used.
 

@@ -48,9 +48,9 @@ class DriverClient:
     @classmethod
     def connect(cls, hosts: list[str], port: int, ours: bool) -> DriverClient:
         from profiling.cluster import Contact, connect
-        from pyfactories import fastpath
+        from pyfactories import connection
 
-        options = dict(dataset.CONNECT_OPTIONS, **(fastpath.cluster_options() if ours else {}))
+        options = dict(dataset.CONNECT_OPTIONS, **(connection.cluster_options() if ours else {}))
         cluster, session = connect(Contact(hosts, port), **options)
         return cls(session, cluster)
 

@@ -5,7 +5,7 @@ A configuration's name is what tables and JSON call it:
 
 * ``<factory>``: a registered factory (``profiling.factories``) on the driver's own connection
   class (its ``LibevConnection``), e.g. ``tuple``, ``fastpath_named``;
-* ``<factory>+conn``: the same factory on our connection (``Cluster(..., **fastpath.cluster_options())``:
+* ``<factory>+conn``: the same factory on our connection (``Cluster(..., **connection.cluster_options())``:
   ``pyfactories.connection.TimerQueueLibevConnection``), e.g. ``fastpath_named+conn``;
 * a peer: another Python driver against the same tables and keys (:data:`PEERS`: ``acsylla``, its
   asyncio API), which has no row factory of ours.

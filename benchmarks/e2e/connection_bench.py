@@ -40,11 +40,11 @@ def _requests(session: Any, workload: str, rows: list[tuple]) -> Any:
         return lambda i: insert.bind(rows[i % inserts.KEYS])
     from cassandra.concurrent import execute_concurrent_with_args
 
-    from pyfactories import fastpath
+    from pyfactories import decoding
 
     execute_concurrent_with_args(session, insert, rows[:inserts.SELECT_KEYS], concurrency=100, raise_on_first_error=True)
-    if not fastpath.enable(session, rows="named"):
-        raise RuntimeError(f"the fast path is off: {fastpath.UNAVAILABLE_REASON}")
+    if not decoding.enable(session, rows="named"):
+        raise RuntimeError(f"the fast path is off: {decoding.UNAVAILABLE_REASON}")
     select = session.prepare(inserts.SELECT)
     return lambda i: select.bind((i % inserts.SELECT_KEYS,))
 

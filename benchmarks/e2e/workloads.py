@@ -108,7 +108,7 @@ class Runner:
 
     def binder(self) -> Any:
         """How the session binds now: pyfactories' ``bind`` when the fast path binds the statements
-        this session prepares (``fastpath.enable``), else the driver's. The statement is prepared
+        this session prepares (``pyfactories.enable``), else the driver's. The statement is prepared
         once, whatever was applied first, so each configuration binds its own way on it."""
         from pyfactories import binding
 

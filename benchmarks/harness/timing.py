@@ -87,7 +87,7 @@ def interleaved_samples(cells: Sequence[Cell], rounds: int, target_ns: int
 def clear_caches() -> None:
     """Empty our factories' caches (both implementations), so every worker starts from the same state."""
     import pyfactories
-    from pyfactories import _python
+    from pyfactories.rows import _rows_py as _python
 
     pyfactories.cache_clear()
     _python.cache_clear()

@@ -102,7 +102,7 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 ENV_KEYS = ("machine.cpu", "machine.cpus_usable", "python.version", "python.implementation", "driver.distribution",
             "driver.version",
             "driver.cython", "driver.connection_class", "pyfactories.version", "pyfactories.impl",
-            "pyfactories.fastpath", "cassandra.version", "cassandra.nodes", "cassandra.protocol_version",
+            "pyfactories.decoding", "cassandra.version", "cassandra.nodes", "cassandra.protocol_version",
             "git.commit")
 
 

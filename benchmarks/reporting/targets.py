@@ -28,7 +28,7 @@ E2E_TARGETS = (
     ("single", "fastpath_dict", 0.90),
     ("pages", "fastpath_dict", 0.90),
     ("pages", "fastpath_class", 0.80),
-    # our connection (fastpath.cluster_options()) with the fast path, against the driver's tuple path
+    # our connection (connection.cluster_options()) with the fast path, against the driver's tuple path
     ("insert1000", "fastpath_named+conn", 0.45),
     ("single50", "fastpath_named+conn", 0.60),
 )

@@ -8,7 +8,7 @@ from cassandra.io.libevreactor import LibevConnection
 
 from benchmarks import bench_writes
 from benchmarks.reporting.results_json import load_json
-from pyfactories._writes import CoalescedWrites
+from pyfactories.connection._writes_py import CoalescedWrites
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "writes.json"
 
