@@ -159,7 +159,7 @@ sdist: $(DEPS)
 	$(PY) -m build --sdist --no-isolation
 
 typecheck: $(DEPS)
-	$(BIN)/mypy --ignore-missing-imports tests/typing_user.py
+	$(BIN)/mypy --ignore-missing-imports tests/package/typing_user.py
 
 clean:
 	rm -rf build dist wheelhouse *.egg-info pyfactories/*/*.so ext/*/*.c

@@ -424,7 +424,7 @@ def test_tls_is_the_drivers():
     """Ours changes nothing of how a socket is opened: the driver's ``Connection`` wraps it in TLS
     (``ssl_context``, or one built from ``ssl_options``). Reads and writes go through that socket: the
     driver's ``handle_read``/``handle_write`` around our coalesced writes (``pyfactories.connection._writes_py``, whose
-    TLS retries ``tests/test_writes.py`` checks), end to end in the tests below."""
+    TLS retries ``tests/connection/test_writes.py`` checks), end to end in the tests below."""
     ours = connection.TimerQueueLibevConnection
     for attr in ("__init__", "_connect_socket", "_wrap_socket_from_context", "_build_ssl_context_from_options"):
         assert getattr(ours, attr) is getattr(LibevConnection, attr), attr

@@ -21,22 +21,22 @@ from .installed import SMOKE, TEST_TOOLS, build_wheels, copy_suite, env_with, py
 RELEASES = [f"{dist}=={version}" for dist, versions in _driver.TESTED_RELEASES.items() for version in versions]
 REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs with on every Python
 #: The fast path's differential tests: decoding (fuzzed), routing, every CQL type, statements, paging.
-SUBSET = ["tests/test_fastpath.py", "tests/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
+SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
           "tests/integration/test_fastpath_routes.py", "tests/integration/test_types.py"]
 #: The connection classes' unit tests (decision, timers, framing and writes next to the driver's own
 #: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors, TLS,
 #: the driver's other behaviours next to its own class).
-CONNECTION = ["tests/test_connection.py", "tests/test_framing.py", "tests/test_writes.py",
+CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_framing.py", "tests/connection/test_writes.py",
               "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The leaner futures, against the driver's own futures, policies and pools where they are the ones
 #: they follow (cassandra-driver); scylla-driver keeps its own (whose policies and pools differ): there,
 #: that they stay off.
-FUTURES = ["tests/test_futures.py", "tests/integration/test_futures.py"]
-FUTURES_OFF = ["tests/test_futures.py::test_futures_are_ours_on_cassandra_driver_only"]
+FUTURES = ["tests/futures/test_futures.py", "tests/integration/test_futures.py"]
+FUTURES_OFF = ["tests/futures/test_futures.py::test_futures_are_ours_on_cassandra_driver_only"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
-        "--ignore=tests/test_structure.py", "-m", "not integration and not slow and not matrix"]
+        "--ignore=tests/package/test_structure.py", "--ignore=tests/package/test_layout.py", "-m", "not integration and not slow and not matrix"]
 
 pytestmark = [pytest.mark.matrix, pytest.mark.integration]
 

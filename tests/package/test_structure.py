@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 PRODUCT = ("pyfactories", "profiling", "benchmarks", "ext")
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi", ".h"}
 MAX_LINES = 450

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import pyfactories
 from pyfactories.rows import _typed_py as _classrows
 
-from .strategies import result_sets
+from ..strategies import result_sets
 
 SHARED_FIXTURE = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -193,7 +193,7 @@ def test_missing_and_unexpected_columns_are_named(impl):
     err = info.value
     assert isinstance(err, ValueError)
     assert str(err) == (
-        "tests.test_class_rows.User cannot be built from columns ['id', '[nme]', 'x']: missing required field "
+        "tests.rows.test_class_rows.User cannot be built from columns ['id', '[nme]', 'x']: missing required field "
         "'name'; unexpected columns '[nme]' (as 'nme'), 'x' (extra='ignore' drops them)")
     assert (err.cls, err.columns, err.missing, err.unexpected, err.duplicates) == (
         User, ("id", "[nme]", "x"), ("name",), ("[nme]", "x"), ())
@@ -313,7 +313,7 @@ def test_factory_objects(impl):
     assert factory is impl.class_row(User) is impl.class_row(User, extra="error")
     assert factory.__pyfactories_factory__ is True and callable(factory)
     assert (factory.kind, factory.cls, factory.extra) == ("class", User, "error")
-    assert repr(factory) == "class_row(tests.test_class_rows.User, extra='error')"
+    assert repr(factory) == "class_row(tests.rows.test_class_rows.User, extra='error')"
     with pytest.raises(AttributeError):
         factory.func
     kw = impl.kwargs_row(dict)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pyfactories.decoding import _routes
 from pyfactories import decoding
 
-from .result_bodies import SAMPLES, rows_body
+from ..result_bodies import SAMPLES, rows_body
 from .test_fastpath import assert_same, decode, result_sets
 
 

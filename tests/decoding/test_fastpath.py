@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pyfactories import _driver
 from pyfactories import decoding
 
-from .result_bodies import EMPTY_VALUE, SAMPLES, UDT, result_metadata, rows_body, string
+from ..result_bodies import EMPTY_VALUE, SAMPLES, UDT, result_metadata, rows_body, string
 
 FACTORY = {"named": named_tuple_factory, "dict": dict_factory, "tuple": tuple_factory}
 RESULT = 0x08

@@ -22,7 +22,7 @@ from pyfactories.binding import _binding_py as _bindspec
 from pyfactories import decoding
 from pyfactories.binding._binding_py import PLAN_ATTRIBUTE as PLAN
 
-from .bind_values import TYPES, anything, prepared
+from ..bind_values import TYPES, anything, prepared
 
 IMPLEMENTATIONS = {"c": "pyfactories.binding._binding", "py": "pyfactories.binding._binding_py"}
 ALL = list(TYPES)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 #: What the package's tests need beside the wheel and the driver (attrs and msgspec: classes typed rows build).
 TEST_TOOLS = ("pytest>=8", "hypothesis>=6.100", "attrs>=23.1", "msgspec>=0.18")
 
@@ -72,7 +72,7 @@ def pythons() -> dict[str, str]:
 
 def copy_suite(where: Path) -> Path:
     """The tests and the tools they import, away from the source tree's ``pyfactories``."""
-    for part in ("tests", "profiling", "benchmarks"):
+    for part in ("tests", "profiling", "benchmarks", "docs"):
         shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md", "Makefile"):
         shutil.copy(ROOT / name, where)

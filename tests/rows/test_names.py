@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pyfactories.rows._rowclass import clean_column_name, sanitize_identifiers
 
-from .strategies import column_names, column_lists
+from ..strategies import column_names, column_lists
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 EXT, PACKAGE = ROOT / "ext", ROOT / "pyfactories"
 PARTS = ("rows", "decoding", "binding", "futures", "connection")
 #: compiled modules whose specification is the driver's own code (the tests compare with the driver)

@@ -8,7 +8,7 @@ import pytest
 from cassandra import query
 from hypothesis import HealthCheck, given, settings
 
-from .strategies import result_sets
+from ..strategies import result_sets
 
 SHARED_FIXTURE = settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
