@@ -120,8 +120,9 @@ def end_to_end(contact: Any, rounds: int, inserts: int, in_flight: int = 1000) -
 
     import pyfactories
     from profiling.cluster import connect
+    from pyfactories import connection
 
-    cluster, session = connect(contact, protocol_version=5, **pyfactories.connection.cluster_options())
+    cluster, session = connect(contact, protocol_version=5, **connection.cluster_options())
     try:
         for cql in E2E_SCHEMA:
             session.execute(cql, timeout=60)

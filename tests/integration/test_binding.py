@@ -1,4 +1,4 @@
-"""Prepared statements bound by pyfactories (``decoding.enable``) through a real server: rows of every CQL
+"""Prepared statements bound by pyfactories (``pyfactories.enable``) through a real server: rows of every CQL
 type written by our bind read back equal to the same rows written by the driver's, with the driver's
 routing keys (so token-aware routing sends them to the same replicas)."""
 
@@ -14,8 +14,8 @@ from cassandra.query import BoundStatement, PreparedStatement, tuple_factory
 from cassandra.util import Duration
 
 from profiling.cluster import connect
+import pyfactories
 from pyfactories import binding
-from pyfactories import decoding
 
 from ..bind_values import Address
 
@@ -57,7 +57,7 @@ def sessions(request, contact):
             cluster, session = connect(contact, protocol_version=request.param, row_factory=tuple_factory)
             clusters.append(cluster)
             if fast:
-                assert decoding.enable(session) is True
+                assert pyfactories.enable(session, connection=False)["binds"].on
             found.append(session)
         ours = found[0]
         ours.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
@@ -123,11 +123,12 @@ def test_counters_and_errors_through_the_session(sessions):
 
 def test_disable_gives_the_session_the_drivers_prepare_again(sessions):
     ours, _ = sessions
-    decoding.disable(ours)
+    pyfactories.disable(ours)
     try:
         assert type(ours.prepare(INSERT)) is PreparedStatement
     finally:
-        assert decoding.enable(ours) is True
+        assert pyfactories.enable(ours, connection=False).all_on is False  # the connection was not asked for
+        assert pyfactories.status(ours)["binds"].on
     assert type(ours.prepare(INSERT)) is binding.FastBindPreparedStatement
 
 

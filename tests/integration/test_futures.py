@@ -18,8 +18,8 @@ from cassandra.query import BatchStatement, SimpleStatement, named_tuple_factory
 
 from profiling.cluster import connect
 from profiling.cluster import profile as cluster_profile
+import pyfactories
 from pyfactories import futures
-from pyfactories import decoding
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,7 @@ def sessions(contact):
             }
             cluster, session = connect(contact, protocol_version=5, profiles=profiles)
             clusters.append(cluster)
-            assert decoding.enable(session, futures=lean) is True
+            assert pyfactories.enable(session, futures=lean, connection=False)["rows"].on
             assert futures.is_installed(session) is lean
             found.append(session)
         ours = found[0]
