@@ -131,9 +131,9 @@ def end_to_end(contact: Any, rounds: int, inserts: int, in_flight: int = 1000) -
         series: dict[str, list[float]] = {"driver": [], "ours": []}
         for r in range(rounds + 1):  # the first round warms up and is dropped
             for name in ("driver", "ours")[:: 1 if r % 2 else -1]:
-                rows = pyfactories.enable(session, binds=name == "ours")["rows"]
-                if not rows.on:
-                    raise RuntimeError(f"the fast path is off: {rows.why}")
+                decoded = pyfactories.enable(session, binds=name == "ours")["rows"]
+                if not decoded.on:
+                    raise RuntimeError(f"the fast path is off: {decoded.why}")
                 prepared = session.prepare(insert)
                 t0 = time.process_time()
                 execute_concurrent_with_args(session, prepared, batch, concurrency=in_flight, raise_on_first_error=True)
