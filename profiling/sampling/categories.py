@@ -1,4 +1,5 @@
-"""Sampling: the stacks py-spy recorded (:mod:`profiling.sampling.pyspy`), classified into categories.
+"""Sampling: the stacks py-spy recorded (:mod:`profiling.sampling.pyspy`, read by
+:mod:`profiling.sampling.stacks`), classified into categories.
 
 py-spy writes raw collapsed stacks (``--format raw``, one line per distinct
 stack: ``frame;frame;...;leaf count``), with a ``thread (tid): name`` frame

@@ -2,6 +2,7 @@
 instrumentation's cost, the sampling window's wall time, the texts, and the advice's timers rule,
 its skip for writes and the harness's column shape."""
 
+import ast
 import importlib.util
 import json
 import subprocess
@@ -29,10 +30,23 @@ def shares_of(**given):
 
 # -- the driver hooks inside the recorded process ---------------------------------------------
 
+def test_the_timing_modules_the_hook_loads_by_path_import_only_each_other():
+    """The record hook loads ``profiling/timing`` as a package of its own: an import of anything
+    else of the profiler would not resolve inside the recorded program."""
+    for path in sorted((ROOT / "profiling" / "timing").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level in (0, 1), f"{path.name}: from {'.' * node.level}{node.module} import ..."
+                assert node.level or not (node.module or "").startswith("profiling"), path.name
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("profiling") for a in node.names), path.name
+
+
 def test_hooks_that_do_not_fit_the_driver_warn_and_never_raise(monkeypatch):
     monkeypatch.setenv("PYFACTORIES_RECORD_INSTRUMENT", "0")  # loaded here without its import hook
     monkeypatch.delenv("PYFACTORIES_RECORD_PROF", raising=False)
-    spec = importlib.util.spec_from_file_location("_pf_recordhook_under_test", ROOT / "profiling" / "service" / "recordhook.py")
+    path = ROOT / "profiling" / "service" / "recordhook.py"
+    spec = importlib.util.spec_from_file_location("_pf_recordhook_under_test", path)
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
 
