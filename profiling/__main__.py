@@ -14,11 +14,12 @@ import sys
 import time
 from typing import Any
 
-from . import client, factories
-from .patterns import PATTERNS
-from .runner import Options
-from .session import run_session
-from .workload import COLUMN_TYPES, STATEMENTS
+from . import factories
+from .harness import client
+from .harness.patterns import PATTERNS
+from .harness.runner import Options
+from .harness.session import run_session
+from .harness.workload import COLUMN_TYPES, STATEMENTS
 
 DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
 DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple", "fastpath_named"]  # those available()
@@ -211,9 +212,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def service_command(args: argparse.Namespace, argv: list[str]) -> int:
-    from .attach import run_attach
-    from .record import run_record
-    from .service import ServiceError
+    from .service.attach import run_attach
+    from .service.record import run_record
+    from .service.results import ServiceError
 
     args.out = args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}"
     if args.rate < 1:

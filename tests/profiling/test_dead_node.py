@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from profiling import patterns, runner, session, watchdog
-from profiling.client import default_reactor
+from profiling.harness import patterns, runner, session, watchdog
+from profiling.harness.client import default_reactor
 from profiling.node import config, server
 from profiling.node.config import Node
 from tests.profiling.procs import group_gone

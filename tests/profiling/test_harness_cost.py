@@ -10,12 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from profiling import overhead, patterns, report
 from profiling.__main__ import build_parser, options
-from profiling.client import Client, default_reactor, open_client
-from profiling.instrument import CATEGORIES
-from profiling.spec import RunSpec
-from profiling.workload import COLUMN_TYPES, Workload
+from profiling.harness import patterns
+from profiling.harness.client import Client, default_reactor, open_client
+from profiling.harness.spec import RunSpec
+from profiling.harness.workload import COLUMN_TYPES, Workload
+from profiling.report import summary
+from profiling.timing import overhead
+from profiling.timing.instrument import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_harness_cost_test"
@@ -134,7 +136,7 @@ def test_one_region_costs_at_least_the_clock_read_it_makes_twice():
 
 def test_the_calibration_recovers_a_cost_planted_in_the_regions_clock(monkeypatch):
     """Each region reads its clock twice: a clock made 5 µs slower makes a region ~10 µs costlier."""
-    from profiling import instrument
+    from profiling.timing import instrument
 
     plain = overhead.calibrate(calls=500, work=lambda k: k)
 
@@ -168,14 +170,14 @@ def test_every_report_prints_the_cost(tmp_path):
                         "share_of_cpu": 0.09}),
             _row("off", None)]
     assert "instrumentation >= 4.50 µs/query = 9.0% of CPU/op (3 region calls/query x 1500 ns, calibrated)" in \
-        report.one_line(rows[0])
-    assert "instrumentation off" in report.one_line(rows[1])
+        summary.one_line(rows[0])
+    assert "instrumentation off" in summary.one_line(rows[1])
     meta = {"command": "python -m profiling run", "date": "now"}
-    for text in (Path(report.write_markdown(rows, str(tmp_path), meta)).read_text(),
-                 Path(report.write_html(rows, str(tmp_path), meta)).read_text()):
+    for text in (Path(summary.write_markdown(rows, str(tmp_path), meta)).read_text(),
+                 Path(summary.write_html(rows, str(tmp_path), meta)).read_text()):
         assert "4.50 µs/query" in text and "instrumentation off" in text
         assert "instrumentation cost" in text  # the method
-    saved = json.loads(Path(report.write_json(rows, str(tmp_path))).read_text())
+    saved = json.loads(Path(summary.write_json(rows, str(tmp_path))).read_text())
     assert saved[0]["instrumentation_cost"]["us_per_query"] == 4.5
 
 

@@ -7,7 +7,8 @@ import pytest
 from cassandra.connection import TimerManager
 from cassandra.segment import SegmentCodec
 
-from profiling import hooks, instrument, sampling
+from profiling.sampling import categories
+from profiling.timing import hooks, instrument
 
 
 class Reactor:
@@ -91,19 +92,19 @@ def test_hook_wrappers_carry_the_markers_sampling_looks_for():
                 timed.create_timer.__func__: "timers", conn._segment_codec.encode: "framing"}
     for wrapper, category in wrappers.items():
         code = wrapper.__code__
-        assert code.co_filename.endswith(sampling._MARKER_FILE)
-        assert sampling.MARKERS[code.co_name] == category
+        assert code.co_filename.endswith(categories._MARKER_FILE)
+        assert categories.MARKERS[code.co_name] == category
 
 
 @pytest.mark.integration
 def test_a_session_is_timed_in_every_region(contact):
-    from profiling.client import connection_class, default_reactor
+    from profiling.harness.client import connection_class, default_reactor
     from profiling.cluster import connect
 
     cluster, session = connect(contact, connection_class=connection_class(default_reactor()))
     try:
         rec = instrument.Recorder()
-        instrument.install(session, rec)
+        hooks.instrument_session(session, rec)
         before = rec.snapshot()
         n = 20
         for _ in range(n):
@@ -137,7 +138,7 @@ def test_a_fast_path_session_is_timed_on_the_route_each_request_takes(contact, f
         resolve(first).apply(session)
         resolve("fastpath_dict").apply(session)
         rec = instrument.Recorder()
-        instrument.install(session, rec)
+        hooks.instrument_session(session, rec)
         before = rec.snapshot()
         n = 5
         for _ in range(n):

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from cassandra.query import SimpleStatement
 
-from profiling import patterns
-from profiling.client import connection_class, default_reactor
 from profiling.cluster import connect
-from profiling.instrument import CATEGORIES
-from profiling.runner import Harness, Options
-from profiling.session import prepare_data
+from profiling.harness import patterns
+from profiling.harness.client import connection_class, default_reactor
+from profiling.harness.runner import Harness, Options
+from profiling.harness.session import prepare_data
+from profiling.timing.instrument import CATEGORIES
 from tests.profiling.procs import group_gone
 
 pytestmark = pytest.mark.integration

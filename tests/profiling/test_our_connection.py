@@ -15,8 +15,11 @@ from cassandra.connection import Connection, TimerManager
 from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
 
-from profiling import client, hooks, instrument, sampling
 from profiling.__main__ import build_parser, main, options
+from profiling.harness import client
+from profiling.sampling import categories
+from profiling.sampling.stacks import parse_raw
+from profiling.timing import hooks, instrument
 from pyfactories import connection
 from tests.test_connection import FakeDriverLoop, FakeLibev
 
@@ -242,8 +245,8 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/_futurespec.py:190) 1": "request",
     }
     for line, category in cases.items():
-        (stack,) = sampling.parse_raw([line])
-        assert sampling.classify(stack, by_module=True) == category, line
+        (stack,) = parse_raw([line])
+        assert categories.classify(stack, by_module=True) == category, line
 
 
 @pytest.mark.parametrize("ours", [connection.TimerQueueLibevConnection, connection.TimerQueueAsyncioConnection])

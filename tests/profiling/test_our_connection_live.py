@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from profiling import hooks, instrument
-from profiling.client import connection_class, default_reactor
 from profiling.cluster import connect
-from profiling.runner import Harness, Options
-from profiling.session import prepare_data
+from profiling.harness.client import connection_class, default_reactor
+from profiling.harness.runner import Harness, Options
+from profiling.harness.session import prepare_data
+from profiling.timing import hooks, instrument
 from pyfactories import connection
 
 pytestmark = pytest.mark.integration
@@ -31,7 +31,7 @@ def test_a_session_on_our_connection_is_timed_in_every_region(contact, reactor):
     cluster, session = connect(contact, connection_class=ours, protocol_version=5)
     try:
         rec = instrument.Recorder()
-        instrument.install(session, rec)
+        hooks.instrument_session(session, rec)
         timed = cluster.connection_class
         assert timed.__mro__[1] is ours
         conns = [c for p in session._pools.values() for c in p.get_connections()]
@@ -58,7 +58,7 @@ def test_our_timer_service_fires_inside_the_timers_region_on_the_loop(contact, r
     cluster, session = connect(contact, connection_class=connection_class(reactor, "pyfactories"))
     try:
         rec = instrument.Recorder()
-        instrument.install(session, rec)
+        hooks.instrument_session(session, rec)
         assert hooks.ours_timer_service(cluster.connection_class).fire.__name__ == "_pf_timer"
         fired = threading.Event()
         seen = {}

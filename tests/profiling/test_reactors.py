@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling import client
+from profiling.harness import client
 
 pytestmark = pytest.mark.integration
 

@@ -2,6 +2,7 @@
 instrumentation's cost, the sampling window's wall time, the texts, and the advice's timers rule,
 its skip for writes and the harness's column shape."""
 
+import ast
 import importlib.util
 import json
 import subprocess
@@ -11,9 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from profiling import attach, overhead, record, sampling, service
-from profiling.foreign import KNOWN_FACTORIES, FactoryRule
-from profiling.runner import Options
+from profiling.harness.runner import Options
+from profiling.sampling import categories
+from profiling.sampling.foreign import KNOWN_FACTORIES, FactoryRule
+from profiling.sampling.stacks import parse_raw
+from profiling.service import attach, record, results
+from profiling.timing import overhead
 from tests.profiling.test_service_units import by_category, row
 from tests.profiling.test_units import INSTR, LOOP_HEAD
 
@@ -21,15 +25,28 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def shares_of(**given):
-    return service.sampling._normalized({**dict.fromkeys(service.sampling.CATEGORIES, 0.0), **given})
+    return categories._normalized({**dict.fromkeys(categories.CATEGORIES, 0.0), **given})
 
 
 # -- the driver hooks inside the recorded process ---------------------------------------------
 
+def test_the_timing_modules_the_hook_loads_by_path_import_only_each_other():
+    """The record hook loads ``profiling/timing`` as a package of its own: an import of anything
+    else of the profiler would not resolve inside the recorded program."""
+    for path in sorted((ROOT / "profiling" / "timing").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level in (0, 1), f"{path.name}: from {'.' * node.level}{node.module} import ..."
+                assert node.level or not (node.module or "").startswith("profiling"), path.name
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("profiling") for a in node.names), path.name
+
+
 def test_hooks_that_do_not_fit_the_driver_warn_and_never_raise(monkeypatch):
     monkeypatch.setenv("PYFACTORIES_RECORD_INSTRUMENT", "0")  # loaded here without its import hook
     monkeypatch.delenv("PYFACTORIES_RECORD_PROF", raising=False)
-    spec = importlib.util.spec_from_file_location("_pf_recordhook_under_test", ROOT / "profiling" / "recordhook.py")
+    path = ROOT / "profiling" / "service" / "recordhook.py"
+    spec = importlib.util.spec_from_file_location("_pf_recordhook_under_test", path)
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
 
@@ -77,7 +94,7 @@ def totals(**extra):
 
 
 def record_row():
-    r = service.base_row("record", "prog")
+    r = results.base_row("record", "prog")
     r.update(wall_s=1.0, client_cpu_s=0.01)
     return r
 
@@ -121,10 +138,10 @@ def test_the_services_sampled_shares_split_the_loops_kernel_cpu_over_the_window(
                    f"thread (1): event_loop;f ({src}:3) 1\n"
                    f"thread (1): event_loop;_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 97\n"
                    "thread (1): event_loop;LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104) 100\n")
-    r = service.base_row("record", "prog")
+    r = results.base_row("record", "prog")
     threads = {"1": {"name": "event_loop", "ns": 170, "sys_ns": 100}}
-    service.add_samples(r, str(raw), str(tmp_path), "x", threads, 170, FactoryRule(KNOWN_FACTORIES), 500, 2000)
-    samples = sampling.Samples.of(list(sampling.parse_raw(raw.read_text().splitlines())))
+    results.add_samples(r, str(raw), str(tmp_path), "x", threads, 170, FactoryRule(KNOWN_FACTORIES), 500, 2000)
+    samples = categories.Samples.of(list(parse_raw(raw.read_text().splitlines())))
     with_window = samples.shares(threads, 170, 2000)
     assert with_window != pytest.approx(samples.shares(threads, 170))
     assert r["shares"]["sampled"] == pytest.approx(with_window)
@@ -133,8 +150,8 @@ def test_the_services_sampled_shares_split_the_loops_kernel_cpu_over_the_window(
 # -- texts ----------------------------------------------------------------------------------------
 
 def test_the_texts_name_socket_where_compiled_or_unmapped_work_lands():
-    twisted = service.reactor_note({"cassandra_driver_twisted_event_loop"})
-    none = service.reactor_note({"MainThread"})
+    twisted = results.reactor_note({"cassandra_driver_twisted_event_loop"})
+    none = results.reactor_note({"MainThread"})
     for text in (attach.NOT_NATIVE, twisted, none):
         assert "socket" in text and " io" not in text, text
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from profiling import bars, report, repeats, warmup
 from profiling.__main__ import build_parser, main, options
-from profiling.instrument import CATEGORIES
+from profiling.harness import repeats, warmup
+from profiling.report import bars, summary
+from profiling.timing.instrument import CATEGORIES
 
 
 def _run(repeat, cpu, ops_s, pattern="sync", factory="tuple", **kw):
@@ -63,13 +64,13 @@ def test_failed_and_interrupted_repeats_stay_out_of_the_figures_but_mark_the_row
     # what happened to the others is on the row, though its median run is a complete one
     assert row["interrupted"] and row["interrupted_reason"] == stopped and row["failed_repeats"] == [2]
     assert "repeat 2 failed: ChildEnded: gone" in row["warnings"]
-    assert report.table([row]).splitlines()[2].split()[3] == "1000*"
-    page = Path(report.write_html([row], str(tmp_path), {"command": "x"})).read_text()
+    assert summary.table([row]).splitlines()[2].split()[3] == "1000*"
+    page = Path(summary.write_html([row], str(tmp_path), {"command": "x"})).read_text()
     assert bars.MARKS["failed_repeats"] in page and bars.MARKS["interrupted"] in page
-    assert "| 300 (1000) | FAILED | 150 (400)* | 310 (990) | 1 |" in report.markdown([row])
+    assert "| 300 (1000) | FAILED | 150 (400)* | 310 (990) | 1 |" in summary.markdown([row])
     (failed,) = repeats.combine([_run(1, 300.0, 1000.0), _run(2, 320.0, 900.0), _run(3, None, 0.0, failed="x")])
     assert failed["failed_repeats"] == [3] and not failed.get("interrupted") and "failed" not in failed
-    assert report.table([failed]).splitlines()[2].split()[3] == "1000*"
+    assert summary.table([failed]).splitlines()[2].split()[3] == "1000*"
 
 
 def test_partial_figures_only_when_no_repeat_completed():
@@ -105,15 +106,15 @@ def test_the_warm_up_check_compares_the_first_run_with_the_same_run_at_the_end()
 def test_reports_show_medians_ranges_marks_and_every_repeat(tmp_path):
     rows = repeats.combine([_run(1, 300.0, 1000.0), _run(1, 200.0, 2000.0, pattern="callback_full_pipeline"),
                             _run(2, 400.0, 800.0), _run(2, 205.0, 1900.0, pattern="callback_full_pipeline")])
-    text = report.table(rows)
+    text = summary.table(rows)
     assert "350 (300–400)!" in text and "900 (800–1000)" in text and "202 (200–205)" in text
     assert "median of 2 repeats (min–max)" in text and "! = CPU µs/op differs by more than 10%" in text
     meta = {"command": "python -m profiling run --repeat 2"}
-    md = Path(report.write_markdown(rows, str(tmp_path), meta)).read_text()
+    md = Path(summary.write_markdown(rows, str(tmp_path), meta)).read_text()
     assert "| read | sync | tuple | 300 (1000) | 400 (800) | 1 |" in md
-    page = Path(report.write_html(rows, str(tmp_path), meta)).read_text()
+    page = Path(summary.write_html(rows, str(tmp_path), meta)).read_text()
     assert "350 (300–400)!" in page
-    saved = json.loads(Path(report.write_json(rows, str(tmp_path))).read_text())
+    saved = json.loads(Path(summary.write_json(rows, str(tmp_path))).read_text())
     assert saved[0]["noisy"] is True and [r["cpu_us_per_op"] for r in saved[0]["repeats"]] == [300.0, 400.0]
 
 

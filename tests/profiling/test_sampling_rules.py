@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from profiling import instrument, regionwindow, sampling
-from profiling.instrument import CATEGORIES
+from profiling.sampling import categories, regionwindow
+from profiling.sampling.stacks import parse_raw
+from profiling.timing import instrument
+from profiling.timing.instrument import CATEGORIES
 
 INSTR = instrument.__file__
 ROOT = "Thread._bootstrap (/py/threading.py:1002);Thread.run (/py/threading.py:982)"
@@ -14,7 +16,7 @@ LOOP = f"{ROOT};LibevConnection.handle_read (/x/cassandra/io/libevreactor.py:372
 
 
 def raw(*lines):
-    return list(sampling.parse_raw(lines))
+    return list(parse_raw(lines))
 
 
 def shares(**nonzero):
@@ -52,7 +54,7 @@ def test_wrapper_lines_outside_the_readings_go_to_the_enclosing_category():
     to the region around it (or the thread's base category); a reading is half each side."""
     start, first, second, end = wrapper()
     inside = first + 1
-    s = sampling.Samples.of(raw(
+    s = categories.Samples.of(raw(
         f"thread (1): event_loop;{LOOP};_pf_framing ({INSTR}:{inside});_pf_dispatch ({INSTR}:{start}) 10\n",
         f"thread (1): event_loop;{LOOP};_pf_framing ({INSTR}:{inside});_pf_dispatch ({INSTR}:{end}) 6\n",
         f"thread (1): event_loop;{LOOP};_pf_framing ({INSTR}:{inside});_pf_dispatch ({INSTR}:{inside}) 20\n",
@@ -69,7 +71,7 @@ def test_every_threads_kernel_cpu_goes_where_its_system_calls_are():
     """Not only the event loop's: a thread issuing requests makes its system calls in request
     (and the regions' clock readings), which the instrumented clocks count there, not in wait."""
     _, first, second, _ = wrapper()
-    s = sampling.Samples.of(raw(
+    s = categories.Samples.of(raw(
         f"thread (2): MainThread;main (/a/b.py:1);_pf_wait ({INSTR}:{first + 1}) 10\n",
         f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{first + 1}) 30\n",
         f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{first + 1});"
@@ -87,7 +89,7 @@ def test_kernel_cpu_no_system_call_shows_follows_the_running_samples():
     """Page faults and interrupts taken while the thread runs code are kernel CPU at no system
     call: a loop that never sleeps spends it in its regions, not in socket."""
     inside = wrapper()[1] + 1
-    s = sampling.Samples.of(raw(
+    s = categories.Samples.of(raw(
         f"thread (1): event_loop;{LOOP};_pf_dispatch ({INSTR}:{inside}) 30\n",
         f"thread (1): event_loop;{LOOP} 10\n"))
     w = s.shares({"1": {"name": "event_loop", "ns": 1000, "sys_ns": 400}}, total_ns=1000, wall_ns=4000)
@@ -109,7 +111,7 @@ def test_a_stack_cut_short_takes_the_categories_of_its_function_in_complete_stac
         f"thread (1): event_loop;start_next (/p/patterns.py:9);{request} 5\n",
         # a thread never seen whole: taken as it is
         "thread (2): worker;job (/a/b.py:1) 6\n")
-    s = sampling.Samples.of(stacks)
+    s = categories.Samples.of(stacks)
     # the query plan ran in request 3 times out of 4, on the loop itself once
     assert s.by_thread["1"]["request"] == pytest.approx(3 + 6 + 4 + 5)
     assert s.by_thread["1"]["socket"] == pytest.approx(1 + 2)
@@ -121,6 +123,6 @@ def test_a_stack_cut_short_takes_the_categories_of_its_function_in_complete_stac
 def test_a_thread_seen_only_at_wake_sites_keeps_its_kernel_cpu_home(tmp_path):
     src = tmp_path / "reactor.py"
     src.write_text("def f(self):\n    self._socket.send(m)\n")
-    s = sampling.Samples.of(raw(f"thread (1): event_loop;f ({src}:2) 5\n"))
+    s = categories.Samples.of(raw(f"thread (1): event_loop;f ({src}:2) 5\n"))
     w = s.shares({"1": {"name": "event_loop", "ns": 100, "sys_ns": 40}}, total_ns=100, wall_ns=500)
     assert w == pytest.approx(shares(socket=1.0))

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from profiling import advice, bars, foreign, report
-from profiling.flame import COLORS
-from profiling.instrument import CATEGORIES
-from profiling.sampling import Stack
+from profiling.report import advice, bars, summary
+from profiling.report.flame import COLORS
+from profiling.sampling import foreign
+from profiling.sampling.stacks import Stack
+from profiling.timing.instrument import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -201,7 +202,7 @@ def html_row(factory, **flags):
 def test_index_html_draws_each_methods_shares_as_a_stacked_bar_and_marks_runs(tmp_path):
     rows = [html_row("tuple"), html_row("named_tuple", interrupted=True), html_row("dict", noisy=True)]
     advice.annotate(rows)
-    page = Path(report.write_html(rows, str(tmp_path), {"command": "c"})).read_text()
+    page = Path(summary.write_html(rows, str(tmp_path), {"command": "c"})).read_text()
     assert "<script" not in page
     assert page.count('<svg class="bar"') == 6  # two methods per run
     first = page.split('<svg class="bar"')[1].split("</svg>")[0]
@@ -211,17 +212,17 @@ def test_index_html_draws_each_methods_shares_as_a_stacked_bar_and_marks_runs(tm
     assert page.count(bars.MARKS["interrupted"]) == 1 and page.count(bars.MARKS["noisy"]) == 1
     assert '<tr class="interrupted">' in page and '<tr class="noisy">' in page and '<tr class="">' in page
     assert "<h2>Advice</h2>" in page and "cached_named_tuple_factory" in page
-    markdown = Path(report.write_markdown(rows, str(tmp_path), {"command": "c"})).read_text()
+    markdown = Path(summary.write_markdown(rows, str(tmp_path), {"command": "c"})).read_text()
     assert "## Advice" in markdown and "named_tuple_factory" in markdown
 
 
 def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
-    from profiling import service
+    from profiling.service import results
 
     ran = {"1": {"name": "event_loop", "ns": 1e9, "sys_ns": 0, "queued_ns": 0.5e9}}
-    assert service.overload_note(ran) is None
-    starved = {"1": {**ran["1"], "queued_ns": (service.OVERLOAD_RATIO + 1) * 1e9}}
-    note = service.overload_note(starved)
+    assert results.overload_note(ran) is None
+    starved = {"1": {**ran["1"], "queued_ns": (results.OVERLOAD_RATIO + 1) * 1e9}}
+    note = results.overload_note(starved)
     assert note and note.startswith("the machine is overloaded") and "waited 4.0 s" in note
 
 

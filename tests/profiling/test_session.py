@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from profiling import repeats, session
-from profiling.client import default_reactor
-from profiling.runner import EXIT_CLUSTER_GONE, Harness, Options
+from profiling.harness import repeats, session
+from profiling.harness.client import default_reactor
+from profiling.harness.runner import EXIT_CLUSTER_GONE, Harness, Options
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_session_test"

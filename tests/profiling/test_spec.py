@@ -3,11 +3,11 @@
 import dataclasses
 import json
 
-from profiling import report
-from profiling.patterns import Tally
-from profiling.runner import Options
-from profiling.spec import Measurement, RunSettings, RunSpec
-from profiling.workload import Workload
+from profiling.harness.patterns import Tally
+from profiling.harness.runner import Options
+from profiling.harness.spec import Measurement, RunSettings, RunSpec
+from profiling.harness.workload import Workload
+from profiling.report import summary
 
 
 def _options(**changes):
@@ -56,5 +56,5 @@ def test_a_measurement_gives_the_rows_figures():
     assert row["instrumented_ns"] is inst and "instrumented" not in row
     # what the report reads of a row is there
     row.update(pattern="sync", workload="read", factory="tuple", shares={"instrumented": None, "sampled": None})
-    assert report.one_line(row).startswith("3 ops, 1 errors, 6 ops/s, 2000 µs CPU/op")
-    assert "sync" in report.table([row])
+    assert summary.one_line(row).startswith("3 ops, 1 errors, 6 ops/s, 2000 µs CPU/op")
+    assert "sync" in summary.table([row])

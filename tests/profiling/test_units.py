@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from profiling import flame, instrument, report, sampling
 from profiling.__main__ import DEFAULT_FACTORIES, DEFAULT_PATTERNS, build_parser, main, options
-from profiling.instrument import CATEGORIES
-from profiling.patterns import Tally
+from profiling.harness.patterns import Tally
+from profiling.report import flame, summary
+from profiling.sampling import categories
+from profiling.sampling.stacks import parse_raw
+from profiling.timing import instrument
+from profiling.timing.instrument import CATEGORIES
 
 PY = "/usr/lib/python3.11"
 INSTR = instrument.__file__  # where the timed regions live, wherever the checkout is
@@ -20,7 +23,7 @@ LOOP_HEAD = (f"Thread.run ({PY}/threading.py:982);"
 
 
 def raw(*lines):
-    return list(sampling.parse_raw(lines))
+    return list(parse_raw(lines))
 
 
 def one(line):
@@ -51,9 +54,9 @@ def test_innermost_marker_wins():
     s = one(f"thread (1): event_loop;{LOOP_HEAD};"
             f"timed_row_factory.<locals>._pf_row_factory ({INSTR}:150);"
             f"timed_bind.<locals>._pf_bind ({INSTR}:130);bind (/x/cassandra/query.py:5) 3")
-    assert sampling.classify(s) == "encode"
-    assert sampling.frame_categories(s)[:3] == ["socket", "socket", "socket"]
-    assert sampling.frame_categories(s)[-3:] == ["row_factory", "encode", "encode"]
+    assert categories.classify(s) == "encode"
+    assert categories.frame_categories(s)[:3] == ["socket", "socket", "socket"]
+    assert categories.frame_categories(s)[-3:] == ["row_factory", "encode", "encode"]
 
 
 @pytest.mark.parametrize("marker, category", [
@@ -67,18 +70,18 @@ def test_innermost_marker_wins():
     ("_pf_request", "request"),
 ])
 def test_markers(marker, category):
-    assert sampling.classify(one(f"thread (1): MainThread;{marker} ({INSTR}:10);x (/y/z.py:1) 1")) == category
+    assert categories.classify(one(f"thread (1): MainThread;{marker} ({INSTR}:10);x (/y/z.py:1) 1")) == category
 
 
 def test_marker_names_outside_instrument_do_not_count():
     s = one("thread (1): MainThread;decode_message (/x/cassandra/protocol.py:10) 1")
-    assert sampling.classify(s) == "other"
+    assert categories.classify(s) == "other"
 
 
 def test_thread_base_categories():
-    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD} 1")) == "socket"
-    assert sampling.classify(one(f"thread (1): asyncio_thread;{LOOP_HEAD} 1")) == "socket"
-    assert sampling.classify(one("thread (1): MainThread;main (/a/b.py:1) 1")) == "other"
+    assert categories.classify(one(f"thread (1): event_loop;{LOOP_HEAD} 1")) == "socket"
+    assert categories.classify(one(f"thread (1): asyncio_thread;{LOOP_HEAD} 1")) == "socket"
+    assert categories.classify(one("thread (1): MainThread;main (/a/b.py:1) 1")) == "other"
 
 
 @pytest.mark.parametrize("line", [
@@ -89,20 +92,20 @@ def test_thread_base_categories():
     "thread (1): Task Scheduler;0x7f (cluster.cpython-311-x86_64-linux-gnu.so);clock_nanosleep (libc.so.6) 1",
     "thread (1): MainThread;f (/a/b.py:1);take_gil (libpython3.11.so);pthread_cond_timedwait (libc.so.6) 1",
     # Python frames only: the innermost one blocks in C
-    "thread (1): MainThread;_pf_wait (/w/profiling/instrument.py:9);Event.wait (/t/threading.py:629);"
+    "thread (1): MainThread;_pf_wait (/w/profiling/timing/instrument.py:9);Event.wait (/t/threading.py:629);"
     "Condition.wait (/t/threading.py:327) 1",
     "thread (1): event_loop;Thread.run (/t/threading.py:982);LibevLoop._run_loop (/x/io/libevreactor.py:104) 1",
     "thread (1): ThreadPoolExecutor-0_0;_worker (/t/concurrent/futures/thread.py:81) 1",
     "thread (1): MainThread 1",
 ])
 def test_idle_samples_are_dropped(line):
-    assert sampling.classify(one(line)) is None
+    assert categories.classify(one(line)) is None
 
 
 def test_busy_native_and_python_samples_are_kept():
-    assert sampling.classify(one(f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);"
+    assert categories.classify(one(f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);"
                                  "memcpy (libc.so.6) 1")) == "socket"
-    assert sampling.classify(one("thread (1): MainThread;Condition.notify (/t/threading.py:382) 1")) == "other"
+    assert categories.classify(one("thread (1): MainThread;Condition.notify (/t/threading.py:382) 1")) == "other"
 
 
 # -- shares ----------------------------------------------------------------------------------
@@ -112,9 +115,9 @@ def test_sample_shares_unweighted_and_weighted():
         f"thread (1): event_loop;{LOOP_HEAD} 30\n",
         f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n",
         "thread (2): MainThread;main (/a/b.py:1) 60\n",
-        "thread (3): pattern-0;main (/a/b.py:1);_pf_bind (/w/profiling/instrument.py:1) 10\n",
+        "thread (3): pattern-0;main (/a/b.py:1);_pf_bind (/w/profiling/timing/instrument.py:1) 10\n",
     )
-    s = sampling.Samples.of(stacks)
+    s = categories.Samples.of(stacks)
     assert s.busy == 110
     plain = s.shares()
     assert plain["other"] == pytest.approx(60 / 110)
@@ -127,7 +130,7 @@ def test_sample_shares_unweighted_and_weighted():
 
 
 def test_kernel_cpu_goes_to_socket_on_the_loop_and_to_wait_elsewhere():
-    s = sampling.Samples.of(raw(
+    s = categories.Samples.of(raw(
         f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n",
         "thread (2): MainThread;main (/a/b.py:1) 10\n"))
     w = s.shares({"1": {"name": "event_loop", "ns": 400, "sys_ns": 100},
@@ -142,11 +145,11 @@ def test_samples_inside_a_system_call_stand_for_kernel_cpu(tmp_path):
     sending = f"thread (1): event_loop;handle_write ({src}:2) 30\n"
     stacks = raw(sending, f"thread (1): event_loop;handle_write ({src}:3) 10\n",
                  f"thread (1): event_loop;{LOOP_HEAD};_pf_row_factory ({INSTR}:1) 10\n")
-    assert sampling.in_syscall([sampling.parse_frame(f) for f in stacks[0].frames])
-    assert not sampling.in_syscall([sampling.parse_frame(f) for f in stacks[1].frames])
-    assert sampling.in_syscall([sampling.parse_frame(f) for f in one(
+    assert categories.in_syscall([categories.parse_frame(f) for f in stacks[0].frames])
+    assert not categories.in_syscall([categories.parse_frame(f) for f in stacks[1].frames])
+    assert categories.in_syscall([categories.parse_frame(f) for f in one(
         f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);__libc_send (libc.so.6) 1").frames])
-    s = sampling.Samples.of(stacks)
+    s = categories.Samples.of(stacks)
     assert s.busy == 50 and s.in_kernel == {"1": {"socket": 30}}
     # 200 ns of user CPU over the 20 samples outside the send; the 100 kernel ns go to socket
     w = s.shares({"1": {"name": "event_loop", "ns": 300, "sys_ns": 100}}, total_ns=300)
@@ -164,7 +167,7 @@ def test_loop_kernel_cpu_is_split_by_the_regions_making_the_system_calls(tmp_pat
                  f"thread (1): event_loop;{LOOP_HEAD};_pf_timer ({INSTR}:{clock_line}) 30\n",
                  f"thread (1): event_loop;{LOOP_HEAD};_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 40\n",
                  f"thread (2): MainThread;main (/a/b.py:1);_pf_request ({INSTR}:{clock_line}) 5\n")
-    s = sampling.Samples.of(stacks)
+    s = categories.Samples.of(stacks)
     # a clock reading is half the region's, half its enclosing category's (see regionwindow)
     assert s.in_kernel == {"1": {"dispatch": 5, "timers": 15, "socket": 20},
                            "2": {"request": 2.5, "other": 2.5}}
@@ -189,7 +192,7 @@ def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_spread_over_active_sam
                  f"thread (1): event_loop;_pf_dispatch ({INSTR}:1);f ({src}:4) 40\n",
                  f"thread (1): event_loop;_pf_dispatch ({INSTR}:1);work (/x/y.py:1) 7\n",
                  "thread (1): event_loop;LibevLoop._run_loop (/x/cassandra/io/libevreactor.py:104) 100\n")
-    s = sampling.Samples.of(stacks)
+    s = categories.Samples.of(stacks)
     assert s.seen == {"1": 200} and s.at_wake == {"1": {"socket": 50, "dispatch": 40}}
     # 200 samples in 2000 ns: 10 ns each; kernel 100 ns: the clock readings 2 x 10, half timers,
     # half socket (the loop outside the region), the receive 1 x 10 socket; the 70 unseen over
@@ -204,7 +207,7 @@ def test_loop_kernel_cpu_by_sampled_system_calls_the_rest_spread_over_active_sam
 
 
 def test_thread_with_cpu_but_no_samples_goes_to_its_base():
-    s = sampling.Samples.of(raw("thread (2): MainThread;main (/a/b.py:1) 5\n"))
+    s = categories.Samples.of(raw("thread (2): MainThread;main (/a/b.py:1) 5\n"))
     w = s.shares({"2": {"name": "MainThread", "ns": 50}, "9": {"name": "event_loop", "ns": 50}}, 100)
     assert w["socket"] == pytest.approx(0.5) and w["other"] == pytest.approx(0.5)
 
@@ -288,7 +291,7 @@ def _row(**kw):
                       "sampled": shares(deserialization=0.25, row_factory=0.1, encode=0.1, framing=0.06,
                                         dispatch=0.1, timers=0.05, request=0.04, other=0.3)},
            "artifacts": {"flamegraph": "a.svg"}}
-    row["agreement_pts"] = report.agreement(row["shares"])
+    row["agreement_pts"] = summary.agreement(row["shares"])
     row.update(kw)
     return row
 
@@ -296,25 +299,25 @@ def _row(**kw):
 def test_report_shows_errors_and_agreement(tmp_path):
     row = _row()
     assert row["agreement_pts"] == pytest.approx(5.0)
-    text = report.table([row, _row(failed="boom")])
+    text = summary.table([row, _row(failed="boom")])
     assert "sync" in text and " 10 " in text and "20/25" in text and "FAILED" in text
-    assert "10 errors" in report.one_line(row)
+    assert "10 errors" in summary.one_line(row)
     meta = {"command": "python -m profiling run", "python": "3.11"}
-    assert json.loads(Path(report.write_json([row], str(tmp_path))).read_text())[0]["errors"] == 10
-    assert "| sync | read | tuple |" in Path(report.write_markdown([row], str(tmp_path), meta)).read_text()
-    page = Path(report.write_html([row], str(tmp_path), meta)).read_text()
+    assert json.loads(Path(summary.write_json([row], str(tmp_path))).read_text())[0]["errors"] == 10
+    assert "| sync | read | tuple |" in Path(summary.write_markdown([row], str(tmp_path), meta)).read_text()
+    page = Path(summary.write_html([row], str(tmp_path), meta)).read_text()
     assert 'href="a.svg"' in page and "10 errors" in page
 
 
 def test_flamegraph_and_speedscope_are_well_formed(tmp_path):
-    stacks = list(sampling.cpu_stacks(raw(
+    stacks = list(categories.cpu_stacks(raw(
         f"thread (1): event_loop;{LOOP_HEAD};0x1 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);"
         f"0x2 (/x/cassandra/connection.cpython-311-x86_64-linux-gnu.so);_pf_row_factory ({INSTR}:1) 4\n",
         "thread (2): MainThread;main (/a/b.py:1);f <&> {x} (/a/b.py:2) 2\n",
         f"thread (2): MainThread;_pf_wait ({INSTR}:1);Condition.wait ({PY}/threading.py:327) 9\n")))
     assert len(stacks) == 2  # the idle one is left out
     assert flame.normalize(stacks[0][0], stacks[0][2])[-2:] == [
-        ("[cassandra/connection.so]", "socket"), ("_pf_row_factory (profiling/instrument.py)", "row_factory")]
+        ("[cassandra/connection.so]", "socket"), ("_pf_row_factory (timing/instrument.py)", "row_factory")]
     flame.write_svg(str(tmp_path / "f.svg"), stacks, "t <1>")
     svg = ET.parse(tmp_path / "f.svg").getroot()
     assert svg.tag.endswith("svg") and "6 CPU samples" in ET.tostring(svg, encoding="unicode")
@@ -386,13 +389,13 @@ def test_recordings_without_markers_are_classified_by_module():
         "thread (2): MainThread;main (/a/b.py:1);bind (/x/cassandra/query.py:500) 2\n",
         "thread (2): MainThread;main (/a/b.py:1) 1\n",
     )
-    assert not sampling.has_markers(stacks)
-    s = sampling.Samples.of(stacks)
+    assert not categories.has_markers(stacks)
+    s = categories.Samples.of(stacks)
     assert s.by_module
     assert s.counts() == shares(deserialization=4, row_factory=3, encode=2, other=1)
     # with markers in the recording, module names do not count
     marked = stacks + raw(f"thread (2): MainThread;_pf_wait ({INSTR}:1);busy (/a/b.py:1) 1\n")
-    assert sampling.Samples.of(marked).counts()["deserialization"] == 0
+    assert categories.Samples.of(marked).counts()["deserialization"] == 0
 
 
 def test_recordings_without_markers_classify_the_drivers_python_frames():
@@ -409,18 +412,18 @@ def test_recordings_without_markers_classify_the_drivers_python_frames():
         f"thread (1): event_loop;LibevConnection.handle_write ({io}:320) 1": "socket",
     }
     for line, category in cases.items():
-        assert sampling.classify(one(line), by_module=True) == category, line
+        assert categories.classify(one(line), by_module=True) == category, line
 
 
 def test_a_run_that_cannot_connect_is_reported_failed(tmp_path, monkeypatch):
-    from profiling.runner import Harness, Options
+    from profiling.harness.runner import Harness, Options
 
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     opts = Options(patterns=["sync"], factories=["tuple"], kinds=["read"], hosts=["127.0.0.1"], port=1,
                    out=str(tmp_path), profiler="none", connection_class="asyncio")
     (row,) = Harness(opts).run()
     assert "NoHostAvailable" in row["failed"] and row["ops"] == 0
-    assert "FAILED" in report.table([row])
+    assert "FAILED" in summary.table([row])
 
 
 def test_instrumented_wrappers_carry_the_markers_sampling_looks_for():
@@ -438,9 +441,9 @@ def test_instrumented_wrappers_carry_the_markers_sampling_looks_for():
     }
     for wrapper, category in wrappers.items():
         code = wrapper.__code__
-        assert code.co_filename.endswith(sampling._MARKER_FILE)
-        assert sampling.MARKERS[code.co_qualname.rsplit(".", 1)[-1]] == category
-        assert sampling.MARKERS[code.co_name] == category
+        assert code.co_filename.endswith(categories._MARKER_FILE)
+        assert categories.MARKERS[code.co_qualname.rsplit(".", 1)[-1]] == category
+        assert categories.MARKERS[code.co_name] == category
     assert rec.wait(lambda a, b: a + b, 2, 3) == 5
     assert rec.snapshot()["calls"]["wait"] == 1
 
@@ -448,7 +451,7 @@ def test_instrumented_wrappers_carry_the_markers_sampling_looks_for():
 def test_callback_chains_give_up_after_their_timeout():
     from types import SimpleNamespace
 
-    from profiling import patterns
+    from profiling.harness import patterns
 
     class Unanswered:
         def add_callbacks(self, ok, err):
@@ -463,7 +466,7 @@ def test_callback_chains_give_up_after_their_timeout():
 def test_stop_on_error_stops_issuing_requests():
     from types import SimpleNamespace
 
-    from profiling import patterns
+    from profiling.harness import patterns
 
     sent = []
 

@@ -7,12 +7,12 @@ import threading
 
 import pytest
 
-from profiling import repeats, warmup
-from profiling.client import default_reactor, open_client
-from profiling.runner import Harness, Options
-from profiling.session import prepare_data
-from profiling.spec import RunSpec
-from profiling.workload import Workload
+from profiling.harness import repeats, warmup
+from profiling.harness.client import default_reactor, open_client
+from profiling.harness.runner import Harness, Options
+from profiling.harness.session import prepare_data
+from profiling.harness.spec import RunSpec
+from profiling.harness.workload import Workload
 
 pytestmark = pytest.mark.integration
 

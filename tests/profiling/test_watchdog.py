@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from profiling.harness import patterns
+from profiling.harness.patterns import Tally
+from profiling.harness.watchdog import Watchdog
 from profiling.node import config
 from profiling.node.config import Node
-from profiling import patterns
-from profiling.patterns import Tally
-from profiling.watchdog import Watchdog
 
 FAST = {"failing_s": 0.5, "stalled_s": 1.0, "grace_s": 0.5}
 

@@ -1,0 +1,91 @@
+"""What ``attach`` and ``record`` share: a service's py-spy recording turned into a result
+row (shares, flamegraph, speedscope), the reactor note, and the reports with advice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..report import publish, summary
+from ..report.flame import draw
+from ..sampling import categories, foreign
+from ..sampling.stacks import Stack, parse_raw
+from ..timing.instrument import LOOP_THREAD_NAMES
+
+#: Run-queue time over CPU time above which the sampled shares are flagged (:func:`overload_note`).
+OVERLOAD_RATIO = 3.0
+#: The reactors whose event-loop thread the classification knows by name, fully classified.
+FULL_REACTORS = {"event_loop": "libev", "asyncio_thread": "asyncio"}
+
+
+class ServiceError(Exception):
+    """A problem the user can fix (bad PID, no driver, no permission): exit 2 with its message."""
+
+
+def base_row(kind: str, command: str) -> dict[str, Any]:
+    return {"pattern": kind, "workload": "service", "factory": "?", "ops": 0, "errors": 0,
+            "throughput_ops_s": 0.0, "cpu_us_per_op": None, "command": command, "warnings": [],
+            "artifacts": {}, "shares": {"instrumented": None, "sampled": None}}
+
+
+def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dict[str, dict[str, Any]],
+                total_ns: float, rule: foreign.FactoryRule, rate: int, wall_ns: float) -> list[Stack]:
+    """Classify the recording (by the instrumentation's markers when it has them, else by
+    :mod:`profiling.sampling.foreign`), weigh it by each thread's CPU, draw it. ``wall_ns``: how long
+    py-spy sampled (the event loop's kernel CPU is split by its samples in system calls, each
+    standing for one sampling interval, as for the harness's runs)."""
+    with open(raw) as f:
+        stacks = list(parse_raw(f))
+    for tid, thread_name in {s.tid: s.thread for s in stacks}.items():
+        if tid in threads:  # py-spy knows Python's thread names, the kernel only the process's
+            threads[tid]["name"] = thread_name
+    if categories.has_markers(stacks):
+        samples = categories.Samples.of(stacks)
+        cpu = list(categories.cpu_stacks(stacks))
+    else:
+        classified = foreign.classify_all(stacks, rule)
+        samples = classified.samples
+        cpu = list(foreign.cpu_stacks(stacks, rule))
+        if classified.factory:
+            row["factory"], row["factory_ref"] = classified.factory, classified.factory_ref
+    row["shares"]["sampled"] = samples.shares(threads, total_ns, wall_ns)
+    row["threads"] = threads
+    summary.note_samples(row, samples, rate, "a longer window or a higher --rate")
+    row["samples"]["by_markers"] = not samples.by_module
+    draw(row, cpu, out, name, raw, f"{row['pattern']}: {row['command']}")
+    for note in (reactor_note({s.thread for s in stacks}), overload_note(threads)):
+        if note:
+            row["warnings"].append(note)
+    row["reactor"] = next((r for t, r in FULL_REACTORS.items() if t in {s.thread for s in stacks}), None)
+    return stacks
+
+
+def overload_note(threads: dict[str, dict[str, Any]]) -> str | None:
+    """A warning when the threads waited for a core far longer than they ran (schedstat's run-queue
+    time): py-spy then samples mostly threads that wait to run, where they were preempted,
+    which is often right after waking another thread. On this shared 2-core machine windows
+    that waited up to about twice their CPU still gave the planted cost within 10%; one at five
+    times did not: hence the threshold."""
+    cpu = sum(max(0, t["ns"]) for t in threads.values())
+    queued = sum(max(0, t.get("queued_ns", 0)) for t in threads.values())
+    if cpu <= 0 or queued <= OVERLOAD_RATIO * cpu:
+        return None
+    return (f"the machine is overloaded: the threads waited {queued / 1e9:.1f} s for a core and ran only "
+            f"{cpu / 1e9:.1f} s, so the sampled shares follow where they waited as much as where they ran; "
+            "rely on the instrumented shares (record) or profile on a quieter machine")
+
+
+def reactor_note(thread_names: set[str]) -> str | None:
+    """Why the classification is partial, when the driver's event loop is not libev's or asyncio's."""
+    if thread_names & set(FULL_REACTORS):
+        return None
+    other = thread_names & LOOP_THREAD_NAMES
+    if other:
+        return (f"reactor thread {', '.join(sorted(other))}: known by name as the driver's event loop, so its CPU "
+                "counts as socket, but its frames are not mapped to framing, dispatch or timers (libev's and "
+                "asyncio's are)")
+    return ("no driver event-loop thread seen (gevent, eventlet or a reactor of your own, or an idle driver): "
+            "the reactor's work counts as other, not socket; libev and asyncio are classified fully")
+
+
+def write_reports(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> None:
+    publish.publish(rows, out, meta)
