@@ -4,7 +4,7 @@
 
 Workloads (tables in ``benchmarks/data/dataset.py``; all prepared statements, run the
 way an application runs them, by the profiler's execution patterns,
-``profiling.patterns``):
+``profiling.harness.patterns``):
 
 * ``single``: many small sequential SELECTs of one row over 10 columns, keys
   drawn at random from 10,000 rows (the "Avoid namedtuple" select workload);
@@ -28,7 +28,7 @@ when a run has more than the driver's connection every connection gets a client 
 Sequential workloads run the ``sync`` pattern (one request at a time), the
 others ``callback_full_pipeline`` with as many callback chains as requests in
 flight. Method: one session; first the node is warmed up with the workload's
-own queries until its throughput stops climbing (``profiling.warmup``: on a
+own queries until its throughput stops climbing (``profiling.harness.warmup``: on a
 fresh node the first factory measured would otherwise absorb the node's JIT
 warm-up), then every factory warms up once; then every factory is applied to
 the session in turn (``profiling.factories``), round by round (A B C ..., the
@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from profiling.cluster import Contact, connect, reach
 from profiling.factories import REFERENCE, for_sessions, resolve
-from profiling.warmup import IN_FLIGHT, warm_with
+from profiling.harness.warmup import IN_FLIGHT, warm_with
 
 from .data import dataset
 from .e2e import clients as e2e_clients, configs as e2e_configs, reference

@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_timeouts [--rounds N] [--json PATH] [--hosts h1,h2]
 
-Workload: callback chains (``profiling.patterns``' ``callback_full_pipeline``) of a prepared INSERT
+Workload: callback chains (``profiling.harness.patterns``' ``callback_full_pipeline``) of a prepared INSERT
 of 10 columns into ``timers_bench.inserts`` (``benchmarks.data.inserts``), 50 and 1,000 chains. Three
 configurations, run as every connection benchmark runs them (``benchmarks.e2e.connection_bench``):
 

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the driver's reactor (default libev when it loads, else asyncio)")
     run.add_argument("--connection", choices=list(client.CONNECTIONS), default="driver",
                      help="the reactor's connection class: the driver's (default), or pyfactories' "
-                          "(fastpath.cluster_options(): its timers, compiled framing and coalesced writes; "
+                          "(connection.cluster_options(): its timers, compiled framing and coalesced writes; "
                           "libev and asyncio)")
     run.add_argument("--protocol-version", type=int, help="native protocol version (default: negotiated)")
     run.add_argument("--statement", choices=list(STATEMENTS), default="prepared",

@@ -23,7 +23,7 @@ dataclass per column list, the hand-written conversion against ``pyfactories.cla
 A factory is applied to a connected ``Session`` whatever way it was configured: through its
 default execution profile or, for sessions in legacy mode, ``session.row_factory``. Fast-path
 factories set the driver's ``named_tuple_factory`` there (the fast-path dataclass rows: their own
-factory) and turn ``pyfactories.fastpath`` on; the fast path routes each request by its own row
+factory) and turn ``pyfactories.decoding`` on; the fast path routes each request by its own row
 factory: the driver's default one gets the kind of rows ``enable`` names, ``class_row`` gets plain
 decoded tuples to build its rows from. Applying one to a session that had another first undoes
 the other, so benchmarks can interleave factories round by round on one session.
@@ -44,8 +44,8 @@ from cassandra.query import named_tuple_factory
 DESCRIPTIONS = {
     "driver": "the driver's own (cassandra.query), and dataclass rows as users write them with it",
     "pyfactories": "ours, compiled (pyfactories)",
-    "fastpath": "rows built while decoding (pyfactories.fastpath)",
-    "python": "our pure-Python twins (pyfactories._python)",
+    "fastpath": "rows built while decoding (pyfactories.decoding)",
+    "python": "our pure-Python twins (pyfactories.rows._rows_py)",
 }
 FAMILIES = tuple(DESCRIPTIONS)
 
@@ -73,7 +73,7 @@ class Factory:
 
     @property
     def fastpath(self) -> str | None:
-        """The fast path's kind of decoded rows (``pyfactories.fastpath.handler``), for its factories:
+        """The fast path's kind of decoded rows (``pyfactories.decoding.handler``), for its factories:
         ``named`` or ``dict``, or ``tuple`` for rows a row factory builds from the decoded tuples."""
         if self.family != "fastpath":
             return None
@@ -94,16 +94,18 @@ class Factory:
     def apply(self, session: Session) -> None:
         """Make ``session`` return rows of this factory from its next query on."""
         if _fastpath_enabled(session):
-            _fastpath_module().disable(session)
+            import pyfactories
+
+            pyfactories.disable(session)
         if not self.fastpath:
             _set_default_row_factory(session, self.row_factory)
         elif self.fastpath in _BUILT_WHILE_DECODING:
             # the fast path builds these for requests that name the driver's default factory
             _set_default_row_factory(session, named_tuple_factory)
-            _fastpath_module().enable(session, rows=self.fastpath)
+            _enable_session(session, self.fastpath)
         else:
             _set_default_row_factory(session, self.row_factory)
-            _fastpath_module().enable(session)
+            _enable_session(session, "named")
 
 
 _BUILT_WHILE_DECODING = ("named", "dict")
@@ -128,7 +130,7 @@ def _ours(name: str, attr: str, rows: str, short: str, color: str, counterpart: 
 
 def _twin(of: Factory, color: str) -> Factory:
     assert of.twin
-    return Factory(of.twin, "pyfactories._python", of.attr, "python", of.rows, of.short.replace("pf_", "py_"),
+    return Factory(of.twin, "pyfactories.rows._rows_py", of.attr, "python", of.rows, of.short.replace("pf_", "py_"),
                    f"pure-Python `{of.attr}`", color, of.counterpart)
 
 
@@ -315,13 +317,24 @@ def _legacy_mode() -> Any:
 
 
 def _fastpath_module() -> Any:
-    """``pyfactories.fastpath`` if it is on in this build; its reason as a ValueError otherwise."""
+    """``pyfactories.decoding`` if it is on in this build; its reason as a ValueError otherwise."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the reason is raised below instead
-        fastpath = importlib.import_module("pyfactories.fastpath")
+        fastpath = importlib.import_module("pyfactories.decoding")
     if not fastpath.AVAILABLE:
         raise ValueError(f"the fast path is off in this build: {fastpath.UNAVAILABLE_REASON}")
     return fastpath
+
+
+def _enable_session(session: Session, rows: str) -> None:
+    """``pyfactories.enable(session)``: every part a session has (the connection is its cluster's, chosen
+    before it connected): rows built while decoding, compiled binding, leaner futures where they run."""
+    import pyfactories
+
+    _fastpath_module()  # a ValueError saying why when the fast path is off in this build
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a part this driver cannot run stays off, as status says
+        pyfactories.enable(session, rows=rows, connection=False)
 
 
 def _fastpath_enabled(session: Session) -> bool:

@@ -21,8 +21,9 @@ from typing import Any, NamedTuple, Sequence
 
 from cassandra.query import named_tuple_factory
 
-from pyfactories import _python, class_row
-from pyfactories._rowclass import clean_column_name
+from pyfactories import class_row
+from pyfactories.rows import _rows_py as _python
+from pyfactories.rows._rowclass import clean_column_name
 
 _MAX_CLASSES = 256
 

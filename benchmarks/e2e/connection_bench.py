@@ -4,7 +4,7 @@ round by round; the node pinned apart as ``spec`` says; the command line.
 
 A configuration is ``(connection class as "module:name", request timeout: "default" or None)``. Its
 process connects (protocol v5, no compression), then runs segments of a workload
-(``profiling.patterns``' ``callback_full_pipeline`` at so many chains in flight) as asked:
+(``profiling.harness.patterns``' ``callback_full_pipeline`` at so many chains in flight) as asked:
 "insert" (``benchmarks.data.inserts``' prepared 10-column INSERT) or "select" (a prepared 1-row
 SELECT of the same table, the fast path's named rows). Client CPU per request is the process's CPU
 time (all its threads) over the requests; throughput is requests per wall-clock second; figures
@@ -59,7 +59,7 @@ def _worker(pipe: Any, config: str, hosts: list[str], port: int, client_cpus: li
         import importlib
 
         from profiling.cluster import Contact, connect
-        from profiling.patterns import PATTERNS, SESSION_TIMEOUT, Context
+        from profiling.harness.patterns import PATTERNS, SESSION_TIMEOUT, Context
 
         where, timeout = setup
         module, name = where.split(":")

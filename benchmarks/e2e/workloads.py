@@ -11,7 +11,7 @@ from typing import Any
 
 from cassandra.cluster import ExecutionProfile
 
-from profiling.patterns import PATTERNS, Context
+from profiling.harness.patterns import PATTERNS, Context
 
 from ..data import dataset, inserts
 
@@ -47,7 +47,7 @@ class Workload:
 
     @property
     def pattern(self) -> str:
-        """The execution pattern (``profiling.patterns``) that runs it: ``sync`` for one request in
+        """The execution pattern (``profiling.harness.patterns``) that runs it: ``sync`` for one request in
         flight, else ``callback_full_pipeline`` with ``in_flight`` chains."""
         return "sync" if self.in_flight <= 1 else "callback_full_pipeline"
 

@@ -32,7 +32,7 @@ _GREEN = ("connection class {0!r} is not offered: the driver's {0} reactor needs
 REFUSED = {name: _GREEN.format(name) for name in ("gevent", "eventlet")}
 
 #: --connection: the reactor's own connection class (the driver's), or pyfactories' subclass of it
-#: (``fastpath.cluster_options()``: its timer service, compiled framing and coalesced writes).
+#: (``connection.cluster_options()``: its timer service, compiled framing and coalesced writes).
 CONNECTIONS = ("driver", "pyfactories")
 #: reactor -> the name of pyfactories' class for it in ``pyfactories.connection``.
 OURS = {"libev": "TimerQueueLibevConnection", "asyncio": "TimerQueueAsyncioConnection"}

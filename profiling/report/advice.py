@@ -10,7 +10,7 @@ Every expected saving is a measured share times a measured cost ratio, never a c
   the registry knows, here on the run's shape (``--rows-per-query`` x columns; attach: the
   shape of the harness's default workload, stated); for a factory of the user's seen only
   from outside (``attach``) it is unknown and the saving is an upper bound (the whole share).
-* **deserialization** → ``pyfactories.fastpath.enable(session)`` (and, for a factory the fast
+* **deserialization** → ``pyfactories.enable(cluster)`` (and, for a factory the fast
   path leaves on the driver's path, one of ours it builds while decoding). Saving = deserialization's
   share x (1 - fast-path decode / the driver's decode), the ratio read from the project's
   recorded decode benchmark (``benchmarks/results/results.json``, ``decode`` depth), on the
@@ -215,9 +215,9 @@ def _routed_by_the_fastpath(current: factories.Factory | None) -> bool:
         return False
     from cassandra.protocol import ProtocolHandler
 
-    from pyfactories import fastpath
+    from pyfactories import decoding
 
-    return fastpath.route(current.row_factory)[0] is not ProtocolHandler
+    return decoding.route(current.row_factory)[0] is not ProtocolHandler
 
 
 def _fastpath_usable() -> bool:
@@ -227,7 +227,7 @@ def _fastpath_usable() -> bool:
 def _fastpath_advice(current: factories.Factory | None, share: float, shape: tuple[int, ...],
                      results_path: str) -> Advice:
     rows = "dict" if current and current.rows in ("dict", "ordered") else "named"
-    change = f"`from pyfactories import fastpath; fastpath.enable(session, rows={rows!r})`"
+    change = f"`pyfactories.enable(cluster, rows={rows!r})` before `cluster.connect()`"
     if not _routed_by_the_fastpath(current):
         # the fast path leaves a factory it does not know on the driver's path: name one it knows
         target = factories.BY_NAME["pf_dict" if rows == "dict" else "cached_named_tuple"]

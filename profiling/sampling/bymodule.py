@@ -17,24 +17,24 @@ _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserializa
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
                      "numpy_parser": "deserialization", "_speedups": "row_factory",
                      "_segments": "framing", "libevwrapper": "socket", "libev": "socket"}
-#: pyfactories' connection classes (``fastpath.cluster_options()``) as the driver's reactors are
+#: pyfactories' connection classes (``connection.cluster_options()``) as the driver's reactors are
 #: classified: their timer service is timers, the twin of their compiled framing is framing, a
 #: ``push`` of their coalesced writes is the request path, the rest of them (writes, the prepare
 #: watcher that re-arms their reactor timer) is the reactor's, socket. Before the rule that takes
 #: the rest of the package for row factories.
 _PYFACTORIES_CONNECTION = [
-    ("pyfactories/_timers.py", (), "timers"),
-    ("pyfactories/connection.py", ("create_timer", "libev_timers", "_timers", "_wake", "_arm", "_on_timer"),
+    ("pyfactories/connection/_timers_py.py", (), "timers"),
+    ("pyfactories/connection/__init__.py", ("create_timer", "libev_timers", "_timers", "_wake", "_arm", "_on_timer"),
      "timers"),
-    ("pyfactories/connection.py", (), "socket"),
-    ("pyfactories/_framing.py", (), "framing"),
-    ("pyfactories/_writes.py", ("push",), "request"),
-    ("pyfactories/_writes.py", (), "socket"),
+    ("pyfactories/connection/__init__.py", (), "socket"),
+    ("pyfactories/connection/_framing_py.py", (), "framing"),
+    ("pyfactories/connection/_writes_py.py", ("push",), "request"),
+    ("pyfactories/connection/_writes_py.py", (), "socket"),
     # the leaner futures (pyfactories.futures): taking an answer and finishing is dispatch, the rest
     # (building, planning, sending, adding callbacks) the request path
-    ("pyfactories/_futurespec.py", ("set_result", "return_connection", "set_final_result", "set_final_exception",
+    ("pyfactories/futures/_futures_py.py", ("set_result", "return_connection", "set_final_result", "set_final_exception",
                                     "_finish"), "dispatch"),
-    ("pyfactories/_futurespec.py", (), "request"),
+    ("pyfactories/futures/_futures_py.py", (), "request"),
 ]
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",

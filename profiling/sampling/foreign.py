@@ -90,7 +90,7 @@ class FactoryRule:
 
 
 #: Files of registered factories that run as Python code (the driver's when it is not compiled).
-_REGISTERED_FILES = {"/cassandra/query.py": "cassandra.query", "/pyfactories/_python.py": "pyfactories._python"}
+_REGISTERED_FILES = {"/cassandra/query.py": "cassandra.query", "/pyfactories/rows/_rows_py.py": "pyfactories.rows._rows_py"}
 
 
 def _short_path(path: str) -> str:

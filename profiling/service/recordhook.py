@@ -9,7 +9,7 @@ program's ``PYTHONPATH`` (so the program's own modules are never shadowed), with
 
 * wraps, as each request is sent, the row factory and protocol handler its future will use
   in the instrumentation's timed versions (cached, so each is made once): a factory set
-  after ``connect``, on an execution profile or by ``fastpath.enable`` is timed as well;
+  after ``connect``, on an execution profile or by ``pyfactories.enable`` is timed as well;
   the wrapped factory compares equal to the original, so the driver's own checks
   (``was_applied``) still recognise it;
 * installs, on each Session ``Cluster.connect`` returns, the harness's driver hooks

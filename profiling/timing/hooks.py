@@ -16,11 +16,11 @@ extension points and only on the objects the harness made:
 * the reactor's timer services: the driver's timer heap (libev and asyncore keep
   one ``TimerManager`` per process, serving the harness's cluster only): its
   ``service_timeouts``; and pyfactories' timer service of the reactor loop
-  (``pyfactories._timers.TimerService``) when the cluster uses pyfactories'
+  (``pyfactories.connection._timers_py.TimerService``) when the cluster uses pyfactories'
   connection class: its ``fire``;
 * ``session.execute_async`` (the request path), as an attribute of the session.
 
-pyfactories' connection classes (``fastpath.cluster_options()``,
+pyfactories' connection classes (``connection.cluster_options()``,
 ``pyfactories.connection``) are subclasses of the driver's, so the same timed
 subclass fits them: ``process_io_buffer`` is then their compiled framing (one
 call per read, no Python frame inside; the pure-Python twin under
@@ -35,7 +35,7 @@ QUERY messages itself when the request's encoder is the driver's: the timed
 class gives it the driver's ``encode_message`` in place of the timed handler's
 wrapper of it, and times the whole ``send_msg`` as ``encode`` (the segment
 codec's ``encode`` nested in it stays ``framing``). Their coalesced writes
-(``pyfactories._writes``: ``push`` queues, ``handle_read``/``handle_write``
+(``pyfactories.connection._writes_py``: ``push`` queues, ``handle_read``/``handle_write``
 send) are not a region: a ``push`` counts in the region that sends the request
 (``request``, or ``dispatch`` for a callback that sends the next one), the
 ``send()`` on the event-loop thread counts as ``socket``, as the driver's
@@ -169,7 +169,7 @@ def _driver_timer_heap(base: type) -> Any:
 
 
 def ours_timer_service(base: type) -> Any:
-    """The ``pyfactories._timers.TimerService`` that pyfactories' connection class ``base`` (or a
+    """The ``pyfactories.connection._timers_py.TimerService`` that pyfactories' connection class ``base`` (or a
     subclass of it) gives its timers to, on the reactor loop it runs now; None for any other class
     or before its reactor is initialized (``Cluster.connect`` does that)."""
     ours = sys.modules.get("pyfactories.connection")  # never imported: not in use
@@ -204,7 +204,7 @@ def instrument_session(session: Any, rec: Recorder) -> None:
     """Time the session's requests from its next one on: protocol handler, row factory and
     the driver hooks (:func:`install`: connections, timers, ``execute_async``).
 
-    Call after the row factory choice was applied. With ``pyfactories.fastpath`` on, each request
+    Call after the row factory choice was applied. With ``pyfactories.decoding`` on, each request
     gets its handler and row factory from the fast path's request-init listener: a listener added
     after it (:class:`TimedRequests`) times what each request got instead.
     """
@@ -223,7 +223,7 @@ def instrument_session(session: Any, rec: Recorder) -> None:
 
 
 def _fastpath_on(session: Any) -> bool:
-    fastpath = sys.modules.get("pyfactories.fastpath")  # never imported: never enabled
+    fastpath = sys.modules.get("pyfactories.decoding")  # never imported: never enabled
     return fastpath is not None and getattr(fastpath, "AVAILABLE", False) and fastpath.is_enabled(session)
 
 

@@ -38,7 +38,7 @@ def main() -> int:
     parser.add_argument("--named-tuples", action="store_true",
                         help="the driver's named_tuple_factory instead of the planted cost")
     parser.add_argument("--pyfactories-connection", action="store_true",
-                        help="pyfactories' connection class (fastpath.cluster_options()) instead of the driver's")
+                        help="pyfactories' connection class (connection.cluster_options()) instead of the driver's")
     args = parser.parse_args()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -47,9 +47,9 @@ def main() -> int:
         signal.signal(signal.SIGUSR1, lambda *_: _append_counters(args.counters))
     options = {}
     if args.pyfactories_connection:
-        from pyfactories import fastpath
+        from pyfactories import connection
 
-        options = fastpath.cluster_options()
+        options = connection.cluster_options()
     cluster = Cluster(args.hosts.split(","), port=args.port, **options)
     session = cluster.connect()
     try:

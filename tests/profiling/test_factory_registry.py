@@ -10,7 +10,7 @@ import pyfactories
 from profiling import factories as registry
 from profiling import typed
 from profiling.__main__ import build_parser, main, options
-from pyfactories import _python
+from pyfactories.rows import _rows_py as _python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_names_and_aliases_resolve_to_their_factory():
     ("named_tuple_factory", "named_tuple"),
     ("tuple_factory", "tuple"),
     ("pyfactories.tuple_factory", "tuple"),  # the driver's own object, re-exported
-    ("pyfactories._python.dict_factory", "py_dict"),
+    ("pyfactories.rows._rows_py.dict_factory", "py_dict"),
 ])
 def test_names_users_know(typed, name):
     assert registry.resolve(typed).name == name

@@ -131,7 +131,7 @@ def test_a_fast_path_session_is_timed_on_the_route_each_request_takes(contact, f
 
     from profiling.cluster import connect
     from profiling.factories import resolve
-    from pyfactories import fastpath
+    from pyfactories import decoding
 
     cluster, session = connect(contact)
     try:
@@ -145,12 +145,12 @@ def test_a_fast_path_session_is_timed_on_the_route_each_request_takes(contact, f
             rs = session.execute("SELECT release_version FROM system.local")
             assert type(rs.one()) is dict
             handler = rs.response_future._protocol_handler
-            assert handler.__name__.startswith("Timed") and issubclass(handler, fastpath.handler("dict"))
+            assert handler.__name__.startswith("Timed") and issubclass(handler, decoding.handler("dict"))
             assert rs.response_future.row_factory is tuple_factory
         d = instrument.delta(before, rec.snapshot())
         assert d["calls"]["deserialization"] >= n
         resolve(first).apply(session)  # and back: the fast path is off, the first factory's rows again
-        assert not fastpath.is_enabled(session)
+        assert not decoding.is_enabled(session)
         assert type(session.execute("SELECT release_version FROM system.local").one()).__name__ == (
             "tuple" if first == "tuple" else "OrderedDict")
     finally:

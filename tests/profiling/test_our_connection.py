@@ -21,9 +21,9 @@ from profiling.sampling import categories
 from profiling.sampling.stacks import parse_raw
 from profiling.timing import hooks, instrument
 from pyfactories import connection
-from tests.test_connection import FakeDriverLoop, FakeLibev
+from tests.connection.test_connection import FakeDriverLoop, FakeLibev
 
-FRAMINGS = {"c": "pyfactories._segments", "py": "pyfactories._framing"}
+FRAMINGS = {"c": "pyfactories.connection._framing", "py": "pyfactories.connection._framing_py"}
 READY = b"READY, segments from now on"
 
 
@@ -49,7 +49,7 @@ def test_pyfactories_names_our_class_for_the_reactor(reactor, ours):
     spec = opts.spec("read", "sync", "tuple")
     assert client.connection_class(spec.connection_class, spec.connection) is ours
     assert spec.record()["connection"] == "pyfactories"
-    # what fastpath.cluster_options gives a Cluster for the same reactor
+    # what connection.cluster_options gives a Cluster for the same reactor
     assert connection.cluster_options(client.connection_class(reactor)) == {"connection_class": ours}
 
 

@@ -94,7 +94,7 @@ def test_a_harness_run_on_our_connection_measures_its_event_loop_both_ways(conta
     assert row["connection"] == "pyfactories"
     # the sampled stacks show our connection's read handler on the event loop: the run used our class
     stacks = (tmp_path / row["artifacts"]["raw"]).read_text()
-    assert "pyfactories/_writes.py" in stacks and "_pf_framing" in stacks
+    assert "pyfactories/connection/_writes_py.py" in stacks and "_pf_framing" in stacks
     calls = row["instrumented_ns"]["calls"]
     assert min(calls["framing"], calls["dispatch"], calls["timers"], calls["deserialization"]) >= row["ops"]
     for category in EVENT_LOOP_REGIONS:
@@ -118,11 +118,11 @@ def test_the_raw_stacks_of_the_drivers_connection_do_not_show_ours(contact, tmp_
     (row,) = Harness(opts).run()
     assert not row.get("failed") and row["connection"] == "driver"
     stacks = (Path(tmp_path) / row["artifacts"]["raw"]).read_text()
-    assert "_pf_framing" in stacks and "pyfactories/_writes.py" not in stacks
+    assert "_pf_framing" in stacks and "pyfactories/connection/_writes_py.py" not in stacks
 
 
 def test_record_times_a_program_that_chose_our_connection(contact, tmp_path):
-    """``record`` on a program of its own that builds its Cluster with ``fastpath.cluster_options()``."""
+    """``record`` on a program of its own that builds its Cluster with ``connection.cluster_options()``."""
     from tests.profiling.test_service import ROOT, standin
 
     out = tmp_path / "out"
@@ -132,7 +132,7 @@ def test_record_times_a_program_that_chose_our_connection(contact, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     (row,) = json.loads((out / "summary.json").read_text())
     assert "driver reactor: TimerQueueLibevConnection" in (out / "summary.md").read_text()
-    assert "pyfactories/_writes.py" in (out / row["artifacts"]["raw"]).read_text()
+    assert "pyfactories/connection/_writes_py.py" in (out / row["artifacts"]["raw"]).read_text()
     calls = row["instrumented_ns"]["calls"]
     assert min(calls["framing"], calls["dispatch"], calls["timers"], calls["request"]) > 0.9 * row["ops"] > 0
     for category in EVENT_LOOP_REGIONS:

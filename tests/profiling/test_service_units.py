@@ -78,7 +78,7 @@ def test_fastpath_advice_from_the_recorded_decode_benchmark(tmp_path):
     results.write_text(json.dumps({"decode": {"cases": [case("small", 1, 10, 400.0), case("page", 200, 10, 100.0)]}}))
     a = by_category(row(deserialization=0.3), results_path=str(results))["deserialization"]
     assert a.expected_pts == pytest.approx(0.3 * (1 - 400 / 1000) * 100)  # 10 rows: nearer 1 than 200
-    assert "fastpath.enable(session" in a.change and "fixture small" in a.basis
+    assert "pyfactories.enable(cluster" in a.change and "fixture small" in a.basis
     r = row(deserialization=0.3)
     r["shape"] = [150, 10]
     assert by_category(r, results_path=str(results))["deserialization"].expected_pts == pytest.approx(0.3 * 0.9 * 100)
@@ -232,7 +232,7 @@ def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
 def test_fastpath_advice_names_a_factory_it_routes_when_the_one_in_use_is_not(tmp_path, factory, switch):
     a = by_category(row(factory=factory, deserialization=0.3), results_path=str(tmp_path / "none.json"))
     change = a["deserialization"].change
-    assert "fastpath.enable(session" in change
+    assert "pyfactories.enable(cluster" in change
     if switch is None:
         assert "session.row_factory" not in change
     else:

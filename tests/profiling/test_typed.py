@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 from cassandra.query import named_tuple_factory
 
-from benchmarks import shapes
+from benchmarks.data import shapes
 from profiling import typed
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 #: The packages checked; add a package by its name.
-PACKAGES = ["profiling"]
+PACKAGES = ["pyfactories", "profiling", "benchmarks"]
 
 
 def modules(root: Path, package: str) -> dict[str, Path]:
