@@ -15,8 +15,8 @@ from ..factories import of_family
 #: and the standard library's futures, events and conditions it completes and wakes.
 _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
-                     "numpy_parser": "deserialization", "_speedups": "row_factory",
-                     "_segments": "framing", "libevwrapper": "socket", "libev": "socket"}
+                     "numpy_parser": "deserialization", "_rows": "row_factory",
+                     "_framing": "framing", "libevwrapper": "socket", "libev": "socket"}
 #: pyfactories' connection classes (``connection.cluster_options()``) as the driver's reactors are
 #: classified: their timer service is timers, the twin of their compiled framing is framing, a
 #: ``push`` of their coalesced writes is the request path, the rest of them (writes, the prepare

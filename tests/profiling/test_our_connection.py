@@ -224,25 +224,25 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
     pkg, io_ = "/x/pyfactories", "/x/cassandra/io/libevreactor.py"
     head = f"thread (1): event_loop;LibevLoop._run_loop ({io_}:104)"
     cases = {
-        f"{head};LibevTimers._on_timer ({pkg}/connection.py:88);TimerService.fire ({pkg}/_timers.py:140) 1": "timers",
-        f"thread (2): MainThread;main (/a/b.py:1);TimerQueueLibevConnection.create_timer ({pkg}/connection.py:210);"
-        f"TimerService.add ({pkg}/_timers.py:100) 1": "timers",
-        f"{head};LibevTimers._before_wait ({pkg}/connection.py:70) 1": "socket",
-        f"{head};CoalescedWrites.handle_read ({pkg}/_writes.py:70);CoalescedWrites._write_queued "
-        f"({pkg}/_writes.py:110) 1": "socket",
-        f"{head};CoalescedWrites.handle_read ({pkg}/_writes.py:70);process_io_buffer ({pkg}/_framing.py:216);"
-        f"_segments ({pkg}/_framing.py:270) 1": "framing",
-        f"thread (2): MainThread;main (/a/b.py:1);CoalescedWrites.push ({pkg}/_writes.py:60) 1": "request",
-        f"{head};0x1 (/x/pyfactories/_segments.cpython-311-x86_64-linux-gnu.so) 1": "framing",
-        f"{head};named_tuple_factory ({pkg}/_python.py:40) 1": "row_factory",  # the rest of the package
+        f"{head};LibevTimers._on_timer ({pkg}/connection/__init__.py:88);TimerService.fire ({pkg}/connection/_timers_py.py:140) 1": "timers",
+        f"thread (2): MainThread;main (/a/b.py:1);TimerQueueLibevConnection.create_timer ({pkg}/connection/__init__.py:210);"
+        f"TimerService.add ({pkg}/connection/_timers_py.py:100) 1": "timers",
+        f"{head};LibevTimers._before_wait ({pkg}/connection/__init__.py:70) 1": "socket",
+        f"{head};CoalescedWrites.handle_read ({pkg}/connection/_writes_py.py:70);CoalescedWrites._write_queued "
+        f"({pkg}/connection/_writes_py.py:110) 1": "socket",
+        f"{head};CoalescedWrites.handle_read ({pkg}/connection/_writes_py.py:70);process_io_buffer ({pkg}/connection/_framing_py.py:216);"
+        f"_segments ({pkg}/connection/_framing_py.py:270) 1": "framing",
+        f"thread (2): MainThread;main (/a/b.py:1);CoalescedWrites.push ({pkg}/connection/_writes_py.py:60) 1": "request",
+        f"{head};0x1 (/x/pyfactories/connection/_framing.cpython-311-x86_64-linux-gnu.so) 1": "framing",
+        f"{head};named_tuple_factory ({pkg}/rows/_rows_py.py:40) 1": "row_factory",  # the rest of the package
         # the leaner futures' twin: building a request, finishing one
-        f"thread (2): MainThread;main (/a/b.py:1);LeanCreate.__call__ ({pkg}/_futurespec.py:200);"
-        f"create_future ({pkg}/_futurespec.py:150) 1": "request",
-        f"{head};add_callbacks ({pkg}/_futurespec.py:90) 1": "request",
-        f"{head};_finish ({pkg}/_futurespec.py:60) 1": "dispatch",
-        f"{head};Completion.__call__ ({pkg}/_futurespec.py:230);set_result ({pkg}/_futurespec.py:240);"
-        f"return_connection ({pkg}/_futurespec.py:270) 1": "dispatch",
-        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/_futurespec.py:190) 1": "request",
+        f"thread (2): MainThread;main (/a/b.py:1);LeanCreate.__call__ ({pkg}/futures/_futures_py.py:200);"
+        f"create_future ({pkg}/futures/_futures_py.py:150) 1": "request",
+        f"{head};add_callbacks ({pkg}/futures/_futures_py.py:90) 1": "request",
+        f"{head};_finish ({pkg}/futures/_futures_py.py:60) 1": "dispatch",
+        f"{head};Completion.__call__ ({pkg}/futures/_futures_py.py:230);set_result ({pkg}/futures/_futures_py.py:240);"
+        f"return_connection ({pkg}/futures/_futures_py.py:270) 1": "dispatch",
+        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_futures_py.py:190) 1": "request",
     }
     for line, category in cases.items():
         (stack,) = parse_raw([line])
