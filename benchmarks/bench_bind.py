@@ -33,7 +33,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 from .data.inserts import INSERT, KEYSPACE
 from .harness import cli, timing
@@ -47,7 +47,7 @@ ROWS_PER_CALL = 100
 #: c7 text, c8 bigint, c9 double.
 COLUMNS = (("k", "Int32Type"), ("c1", "Int32Type"), ("c2", "LongType"), ("c3", "UTF8Type"), ("c4", "DoubleType"),
            ("c5", "BooleanType"), ("c6", "Int32Type"), ("c7", "UTF8Type"), ("c8", "LongType"), ("c9", "DoubleType"))
-BINDS = {"driver": lambda prepared, values: prepared.bind(values), "ours": _binding.bind, "ours (py)": _bindspec.bind}
+BINDS = {"driver": lambda prepared, values: prepared.bind(values), "ours": _binding.bind, "ours (py)": _binding_py.bind}
 CASES = ("bind + routing key", "bind")
 
 

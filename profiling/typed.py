@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Sequence
 from cassandra.query import named_tuple_factory
 
 from pyfactories import class_row
-from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _typed_py
 from pyfactories.rows._rowclass import clean_column_name
 
 _MAX_CLASSES = 256
@@ -47,7 +47,7 @@ def _entry(colnames: Sequence[str]) -> _Entry:
             raise ValueError(f"columns {list(key)} do not name a dataclass's fields (cleaned: {fields})")
         cls = dataclasses.make_dataclass("Row", fields, slots=True)
         cls.__module__ = __name__
-        entry = _Entry(cls, class_row(cls), _python.class_row(cls))
+        entry = _Entry(cls, class_row(cls), _typed_py.class_row(cls))
         if len(_ENTRIES) >= _MAX_CLASSES:
             del _ENTRIES[next(iter(_ENTRIES))]
         _ENTRIES[key] = entry

@@ -87,10 +87,10 @@ def interleaved_samples(cells: Sequence[Cell], rounds: int, target_ns: int
 def clear_caches() -> None:
     """Empty our factories' caches (both implementations), so every worker starts from the same state."""
     import pyfactories
-    from pyfactories.rows import _rows_py as _python
+    from pyfactories.rows import _rows_py
 
     pyfactories.cache_clear()
-    _python.cache_clear()
+    _rows_py.cache_clear()
 
 
 def settle_heap() -> None:
