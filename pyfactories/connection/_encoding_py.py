@@ -22,10 +22,10 @@ from typing import Any
 from cassandra.connection import ConnectionBusy, ConnectionShutdown
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _UNSET_VALUE
 
-from .. import _driver
+from .. import _support
 
 #: whether the driver's handlers take ``protocol_features`` (scylla-driver): its own encoding then
-ENCODE_OURS = not _driver.takes_protocol_features()
+ENCODE_OURS = not _support.PROTOCOL_FEATURES  # scylla-driver encodes with protocol features
 DRIVER_ENCODE = ProtocolHandler.encode_message.__func__
 VERSIONS = (3, 4, 5)
 

@@ -38,7 +38,7 @@ from cassandra.connection import Connection, CrcMismatchException, ProtocolError
 from cassandra.marshal import int8_unpack, uint32_le_unpack
 from cassandra.protocol import ProtocolException
 
-from .. import _driver
+from .. import _support
 
 HEADER_CRC_MISMATCH = 'CRC mismatch on header {:x}. Received {:x}", computed {:x}.'
 PAYLOAD_CRC_MISMATCH = 'CRC mismatch on payload. Received {:x}", computed {:x}.'
@@ -314,7 +314,7 @@ def _framing(conn: Any, buffers: Any, raw: Any, data: bytes, codec: Any) -> None
 log = logging.getLogger("cassandra.connection")  # the driver's logger: its messages, where users look
 _driver_process_msg = Connection.process_msg
 #: whether the driver's decoders take ``protocol_features`` (scylla-driver): its own dispatch then
-DISPATCH_OURS = not _driver.takes_protocol_features()
+DISPATCH_OURS = not _support.PROTOCOL_FEATURES  # scylla-driver decodes with protocol features
 
 
 def process_msg(self: Any, header: Any, body: bytes) -> None:
