@@ -142,3 +142,32 @@ def test_importing_pyfactories_does_not_import_the_drivers_cluster_module():
     code = "import sys, pyfactories; print('cassandra.cluster' in sys.modules, 'pyfactories._enable' in sys.modules)"
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["False", "False"], done.stderr
+
+
+def test_the_type_stub_says_what_the_module_has():
+    """``_enable.pyi`` (what a user's type checker reads) names the same functions, arguments and defaults."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    stub = ast.parse(Path(_enable.__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+
+    def arguments(node):
+        args = node.args
+        return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)], bool(args.vararg), bool(args.kwarg)
+
+    stubbed = {f"{cls}{node.name}": arguments(node) for cls, body in
+               [("", stub.body), *[(f"{c.name}.", c.body) for c in stub.body if isinstance(c, ast.ClassDef)]]
+               for node in body if isinstance(node, ast.FunctionDef)}
+    assert {"enable", "disable", "status", "Cluster.__init__", "Status.off", "Status.as_dict"} <= set(stubbed)
+    for name, (args, varargs, varkw) in stubbed.items():
+        found = _enable
+        for part in name.split("."):
+            found = getattr(found, part)
+        found = found.fget if isinstance(found, property) else found
+        params = inspect.signature(found).parameters.values()
+        if name == "status":  # the stub leaves out the keyword enable passes
+            params = [p for p in params if p.name != "asked"]
+        assert [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)] == args, name
+        assert any(p.kind is p.VAR_POSITIONAL for p in params) == varargs, name
+        assert any(p.kind is p.VAR_KEYWORD for p in params) == varkw, name

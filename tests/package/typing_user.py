@@ -49,3 +49,11 @@ def typed_rows(session: Session) -> list[User]:
         return factory(["id", "name"], [(1, "a")]) + by_keyword + by_position
     except ColumnMismatch as exc:
         raise ValueError(exc.missing, exc.unexpected) from exc
+
+
+def everything_on(cluster: Cluster) -> bool:
+    status: pyfactories.Status = pyfactories.enable(cluster, rows="dict", futures=False)
+    part: pyfactories.Part = pyfactories.status(cluster.connect())["rows"]
+    pyfactories.disable(cluster)
+    drop_in: Cluster = pyfactories.Cluster(["127.0.0.1"], connection=False)
+    return status.all_on and part.on and bool(part.why) and drop_in is not None
