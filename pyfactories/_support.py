@@ -81,10 +81,11 @@ def futures_off() -> str | None:
     """Why the leaner futures (``pyfactories.futures``) cannot run here, or None."""
     if not COMPILED:
         return "pyfactories runs its pure-Python implementation"
-    if PROTOCOL_FEATURES:
-        return (f"{_driver.distribution()} {cassandra.__version__}'s ResponseFuture differs from cassandra-driver's, "
-                "the one they follow")
-    return release_off()
+    why = release_off()
+    if why is None and PROTOCOL_FEATURES:
+        why = (f"{_driver.distribution()} {cassandra.__version__}'s ResponseFuture differs from cassandra-driver's, "
+               "the one they follow")
+    return why
 
 
 def connection_off() -> str | None:
