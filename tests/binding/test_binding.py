@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyfactories import binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 from pyfactories import decoding
 from pyfactories.binding._binding_py import PLAN_ATTRIBUTE as PLAN
 
@@ -231,10 +231,10 @@ def test_timestamps_round_as_each_driver_does(value):
     """cassandra-driver rounds through a double, scylla-driver in integers: each installed driver's own way
     is found (the differential tests check it against that driver)."""
     exact = (value - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)
-    assert _bindspec.timestamp_millis(value, "integer") == exact
+    assert _binding_py.timestamp_millis(value, "integer") == exact
     seconds = (value.replace(microsecond=0) - datetime.datetime(1970, 1, 1)) // datetime.timedelta(seconds=1)
-    assert _bindspec.timestamp_millis(value, "double") == int(seconds * 1e3 + value.microsecond / 1e3)
-    assert _bindspec.TIMESTAMP_ROUNDING in ("double", "integer")
+    assert _binding_py.timestamp_millis(value, "double") == int(seconds * 1e3 + value.microsecond / 1e3)
+    assert _binding_py.TIMESTAMP_ROUNDING in ("double", "integer")
 
 
 def test_the_default_bind_is_the_compiled_one():

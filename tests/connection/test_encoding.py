@@ -17,7 +17,7 @@ from cassandra.protocol import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing
 from pyfactories import decoding
 
 MODULES = {"c": "pyfactories.connection._encoding", "py": "pyfactories.connection._encoding_py"}
@@ -140,8 +140,8 @@ def _send(send_msg, version, codec, msg, state="open", encoder=ProtocolHandler.e
 @pytest.mark.parametrize("state", ["open", "defunct", "closed", "busy"])
 @pytest.mark.parametrize("handler", ["driver", "fastpath", "custom"])
 def test_send_msg_is_the_drivers(encoding, codec, state, handler):
-    codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _segments.SegmentCodec(),
-              "ours-compressed": _segments.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:])}
+    codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _framing.SegmentCodec(),
+              "ours-compressed": _framing.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:])}
 
     class Custom(ProtocolHandler):
         @classmethod
@@ -159,7 +159,7 @@ def test_send_msg_is_the_drivers(encoding, codec, state, handler):
 
 def test_a_large_request_is_cut_into_the_drivers_segments(encoding):
     msg = ExecuteMessage(b"id", [b"x" * 300_000], ConsistencyLevel.ONE, result_metadata_id=b"m")
-    codec = _segments.SegmentCodec()
+    codec = _framing.SegmentCodec()
     want = _send(Connection.send_msg, 5, drv_segment.SegmentCodec(), msg)
     got = _send(encoding.send_msg, 5, codec, msg)
     assert got == want and len(got[1][0]) > 2 * drv_segment.Segment.MAX_PAYLOAD_LENGTH
@@ -170,7 +170,7 @@ def test_a_large_request_is_cut_into_the_drivers_segments(encoding):
 
 def test_a_codec_whose_encode_is_replaced_gets_it_called(encoding):
     """The profiler times a connection's codec by replacing ``encode`` on its own copy."""
-    codec, calls = _segments.SegmentCodec(), []
+    codec, calls = _framing.SegmentCodec(), []
     plain = codec.encode
 
     def timed(buffer, msg):

@@ -17,11 +17,11 @@ from cassandra.io import libevreactor
 from cassandra.io.asyncioreactor import AsyncioConnection
 from cassandra.io.libevreactor import LibevConnection
 
-from pyfactories.connection import _writes_py as _writes
+from pyfactories.connection import _writes_py
 from pyfactories.connection import TimerQueueAsyncioConnection, TimerQueueLibevConnection
 
 #: ours with the queue's per-request steps in pure Python, beside the compiled ones of the default build
-OursInPython = type("OursInPython", (TimerQueueLibevConnection,), {"push": _writes.push, "_take": _writes.take})
+OursInPython = type("OursInPython", (TimerQueueLibevConnection,), {"push": _writes_py.push, "_take": _writes_py.take})
 CLASSES = {"driver": LibevConnection, "ours": TimerQueueLibevConnection, "ours-py": OursInPython}
 
 

@@ -212,10 +212,10 @@ def test_refuses_a_driver_release_it_is_not_tested_on():
 def test_refuses_a_driver_whose_compiled_declarations_differ():
     warned = _fastpath_in_a_subprocess("import pyfactories._driver as d\nd.pxd_digest = lambda package=None: '0' * 16\n")
     installed = f"{_driver.distribution()} {cassandra.__version__}"
-    from pyfactories.rows import _rows as _speedups
+    from pyfactories.rows import _rows
 
     assert (f"the compiled declarations of {installed} differ from those of the driver it was built against "
-            f"({_speedups.BUILT_AGAINST_DRIVER})") in warned
+            f"({_rows.BUILT_AGAINST_DRIVER})") in warned
 
 
 def test_the_declarations_digest_reads_declarations_only(tmp_path):

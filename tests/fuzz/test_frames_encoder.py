@@ -17,9 +17,9 @@ from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _U
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.connection import _encoding as _encoder
-from pyfactories.connection import _encoding_py as _encoding
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _encoding
+from pyfactories.connection import _encoding_py
+from pyfactories.connection import _framing
 from tests.fuzz.conftest import fuzz
 
 FIELDS = ["query", "query_id", "result_metadata_id", "consistency_level", "query_params",
@@ -249,7 +249,7 @@ def compressor_of(c):
 @given(recipe=recipes, version=versions, stream=streams, compressor=compressors, beta=betas)
 def test_frames_encode_message_is_the_twins_and_the_drivers(recipe, version, stream, compressor, beta):
     runs = {}
-    for name, encode in (("twin", _encoding.encode_message), ("c", _encoder.encode_message)):
+    for name, encode in (("twin", _encoding_py.encode_message), ("c", _encoding.encode_message)):
         state = build(recipe)
         runs[name] = outcome(encode, state.msg, value_of(state, stream), value_of(state, version),
                              compressor_of(compressor), value_of(state, beta))
@@ -288,12 +288,12 @@ class Handler(ProtocolHandler):
 def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of):
     encoder = {"driver": ProtocolHandler, "subclass": Handler, "subclass-header": Handler}[handler]
     runs = []
-    for send_msg in (_encoding.send_msg, _encoder.send_msg, Connection.send_msg):
+    for send_msg in (_encoding_py.send_msg, _encoding.send_msg, Connection.send_msg):
         Handler._write_header = (staticmethod(lambda f, v, fl, s, o, n: ProtocolHandler._write_header(f, v, fl | 0x40, s, o, n))
                                  if handler == "subclass-header" else ProtocolHandler._write_header)
-        codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _segments.SegmentCodec(),
-                  "ours-z": _segments.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:]),
-                  "ours-shifted": type("Shifted", (_segments.SegmentCodec,), {"FLAG_OFFSET": 19})()}
+        codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _framing.SegmentCodec(),
+                  "ours-z": _framing.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:]),
+                  "ours-shifted": type("Shifted", (_framing.SegmentCodec,), {"FLAG_OFFSET": 19})()}
         conn = type("Conn", (Sending,), {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec])
         conn._socket_writable = state_of == "open"
         state = build(recipe)

@@ -19,8 +19,8 @@ from cassandra.protocol import ProtocolHandler
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.connection import _framing_py as _framing
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing_py
+from pyfactories.connection import _framing
 from tests.fuzz.conftest import fuzz
 
 MAX = drv.Segment.MAX_PAYLOAD_LENGTH
@@ -72,9 +72,9 @@ odd_numbers = st.one_of(st.floats(allow_nan=True), st.booleans(), st.none(), st.
     lambda v: not (isinstance(v, int) and int(v) > 64))))
 def test_frames_crc24_is_the_drivers(data, length):
     want = outcome(drv.compute_crc24, data, length)
-    assert outcome(_segments.crc24, data, length) == want
+    assert outcome(_framing.crc24, data, length) == want
     if type(data) is int and type(length) is int:
-        assert outcome(_framing.crc24, data, length) == want
+        assert outcome(_framing_py.crc24, data, length) == want
 
 
 @fuzz
@@ -84,8 +84,8 @@ def test_frames_crc24_is_the_drivers(data, length):
        value=st.one_of(st.integers(0, 2**32 - 1), ints, odd_numbers))
 def test_frames_crc32_is_zlibs(data, value):
     want = outcome(zlib.crc32, data, value)
-    assert outcome(_segments.crc32, data, value) == want
     assert outcome(_framing.crc32, data, value) == want
+    assert outcome(_framing_py.crc32, data, value) == want
 
 
 # --- the codec -------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def codec(module, compressed: bool):
        compressed=st.booleans())
 def test_frames_encode_header_is_the_twins(payload_length, uncompressed, self_contained, compressed):
     runs = []
-    for module in (_framing, _segments):
+    for module in (_framing_py, _framing):
         out = io.BytesIO()
         runs.append((outcome(codec(module, compressed).encode_header, out, payload_length, uncompressed,
                              self_contained), out.getvalue()))
@@ -151,7 +151,7 @@ def test_frames_decode_header_is_the_twins(seed, compressed, how):
     def decode(module):
         return vars(codec(module, compressed).decode_header(Reads(value)))
 
-    got, want = outcome(decode, _segments), outcome(decode, _framing)
+    got, want = outcome(decode, _framing), outcome(decode, _framing_py)
     assert got == want
     if type(value) is bytes:
         assert got == outcome(lambda: vars(codec(drv, compressed).decode_header(io.BytesIO(value))))
@@ -166,7 +166,7 @@ def test_frames_segment_codec_encode_and_decode_are_the_twins(size, seed, compre
     raw = rnd.randbytes(size) if seed % 2 else b"row " * (size // 4)
     msg = {"bytes": raw, "bytearray": bytearray(raw), "memoryview": memoryview(raw), "lying": LyingBytes(raw)}[kind]
     outs = []
-    for module in (_framing, _segments):
+    for module in (_framing_py, _framing):
         out = io.BytesIO()
         outs.append((outcome(codec(module, compressed).encode, out, msg), out.getvalue()))
     assert outs[1] == outs[0]
@@ -194,7 +194,7 @@ def test_frames_segment_codec_encode_and_decode_are_the_twins(size, seed, compre
             segments.append((vars(header), segment.payload, segment.is_self_contained))
         return segments
 
-    assert outcome(decode, _segments) == outcome(decode, _framing)
+    assert outcome(decode, _framing) == outcome(decode, _framing_py)
 
 
 # --- the read loop ---------------------------------------------------------------------------------
@@ -364,7 +364,7 @@ def test_frames_read_loop_is_the_twins(seed, version, segmented, compressed, n, 
         start = frame(5, 1, b"", length=rnd.choice([30, 300, 2 * MAX]))[:rnd.choice([9, 12])]
     seek_to, told = rnd.randrange(len(start) + 1), rnd.choice([0, 3, 9, 10**6])
     runs = []
-    for module in (_framing, _segments):
+    for module in (_framing_py, _framing):
         decompressor = OddDecompress(decompress)
         ours = module.SegmentCodec(_compress, decompressor) if compressed else module.SegmentCodec()
         conn = type("C", (Recorder,), {"process_io_buffer": module.process_io_buffer})(
@@ -421,7 +421,7 @@ field_values = st.one_of(st.integers(-3, 40), st.integers(-2**40, 2**40), st.sam
        orphaned=st.booleans())
 def test_frames_process_msg_is_the_twins(stream, version, flags, opcode, body, requests, entry, orphaned):
     runs = []
-    for process_msg in (_framing.process_msg, _segments.process_msg):
+    for process_msg in (_framing_py.process_msg, _framing.process_msg):
         conn = type("C", (Dispatching,), {"process_msg": process_msg})()
         conn._requests = Requests() if requests == "subclass" else {}
         conn.request_ids.remove(3)

@@ -11,8 +11,8 @@ import logging
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.connection import _timers as _timerqueue
-from pyfactories.connection import _timers_py as _timers
+from pyfactories.connection import _timers
+from pyfactories.connection import _timers_py
 from tests.fuzz.conftest import fuzz
 
 
@@ -117,7 +117,7 @@ def run(module, program, resolution):
 def test_frames_timer_service_is_the_twins(program, resolution):
     logging.getLogger("pyfactories.connection").disabled = True
     try:
-        assert run(_timerqueue, program, resolution) == run(_timers, program, resolution)
+        assert run(_timers, program, resolution) == run(_timers_py, program, resolution)
     finally:
         logging.getLogger("pyfactories.connection").disabled = False
 
@@ -136,4 +136,4 @@ def test_frames_timer_resolution_is_the_twins(resolution):
         except Exception as exc:
             return ("add-error", type(exc), str(exc))
 
-    assert outcome(_timerqueue) == outcome(_timers)
+    assert outcome(_timers) == outcome(_timers_py)

@@ -13,8 +13,8 @@ from cassandra.io import libevreactor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.connection import _writes as _writequeue
-from pyfactories.connection import _writes_py as _writes
+from pyfactories.connection import _writes
+from pyfactories.connection import _writes_py
 from tests.fuzz.conftest import fuzz
 
 
@@ -89,7 +89,7 @@ def outcome(take, recipe, cap, write_again):
 @fuzz
 @given(recipe=st.lists(items, min_size=1, max_size=8), cap=caps, write_again=st.booleans())
 def test_frames_take_is_the_twins(recipe, cap, write_again):
-    assert outcome(_writequeue.take, recipe, cap, write_again) == outcome(_writes.take, recipe, cap, write_again)
+    assert outcome(_writes.take, recipe, cap, write_again) == outcome(_writes_py.take, recipe, cap, write_again)
 
 
 class Loop:
@@ -107,7 +107,7 @@ def test_frames_push_is_the_twins(pushes):
     runs = []
     saved = libevreactor._global_loop
     try:
-        for push in (_writes.push, _writequeue.push):
+        for push in (_writes_py.push, _writes.push):
             loop = Loop()
             libevreactor._global_loop = loop
             conn = Conn(None)

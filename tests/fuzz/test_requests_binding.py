@@ -16,12 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 from tests.bind_values import TYPES, anything, prepared, type_class
 from tests.fuzz.conftest import fuzz
 
 CQLS = [cql for cql in TYPES if cql != "counter"]
-BINDS = {"driver": lambda s, v: BoundStatement(s).bind(v), "compiled": _binding.bind, "twin": _bindspec.bind}
+BINDS = {"driver": lambda s, v: BoundStatement(s).bind(v), "compiled": _binding.bind, "twin": _binding_py.bind}
 
 
 class Holder:
@@ -339,14 +339,14 @@ def test_requests_bind_with_column_metadata_of_any_kind(cqls, meta, data):
 def test_requests_bind_plans_are_made_once():
     statement = prepared(["int", "text"])
     _binding.bind(statement, [1, "a"])
-    plan = statement.__dict__[_bindspec.PLAN_ATTRIBUTE + "_compiled"]
+    plan = statement.__dict__[_binding_py.PLAN_ATTRIBUTE + "_compiled"]
     try:
         plan.__init__(prepared(["text"]))
     except TypeError:
         pass
     else:
         raise AssertionError("a plan was made again")
-    assert plan.kinds == bytes([_bindspec.INT32, _bindspec.UTF8])
+    assert plan.kinds == bytes([_binding_py.INT32, _binding_py.UTF8])
     assert _binding.bind(statement, [1, "a"]).values == [b"\x00\x00\x00\x01", b"a"]
 
 

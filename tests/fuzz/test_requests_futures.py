@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyfactories.futures import _futures
-from pyfactories.futures import _futures_py as _futurespec
+from pyfactories.futures import _futures_py
 from tests.fuzz.conftest import fuzz
 
-MODULES = {"compiled": _futures, "twin": _futurespec}
+MODULES = {"compiled": _futures, "twin": _futures_py}
 
 # Once -------------------------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from cassandra import query
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 from tests.fuzz.conftest import fuzz
 from tests.strategies import column_names, values
 
@@ -29,7 +29,7 @@ DRIVER = {"cached_named_tuple_factory": query.named_tuple_factory, "dict_factory
 def _cache_size_restored():
     """Some rows shrink the caches from inside a call (set_cache_size): back to the default afterwards."""
     yield
-    for module in (_speedups, _python):
+    for module in (_rows, _rows_py):
         module.set_cache_size(1024)
         module.cache_clear()
 
@@ -93,9 +93,9 @@ def _mutations(shared, kinds):
         elif kind == "clear_colnames":
             out.append(lambda: shared["colnames"].clear() if isinstance(shared["colnames"], list) else None)
         elif kind == "clear_caches":
-            out.append(lambda: (_speedups.cache_clear(), _python.cache_clear()))
+            out.append(lambda: (_rows.cache_clear(), _rows_py.cache_clear()))
         elif kind == "set_cache_size":
-            out.append(lambda: (_speedups.set_cache_size(1), _python.set_cache_size(1)))
+            out.append(lambda: (_rows.set_cache_size(1), _rows_py.set_cache_size(1)))
     return out
 
 
@@ -168,8 +168,8 @@ def shape(rows):
 
 def _run(name, recipe):
     compiled_in, twin_in = build(recipe), build(recipe)
-    got = outcome(lambda: getattr(_speedups, name)(compiled_in[0], compiled_in[1]))
-    want = outcome(lambda: getattr(_python, name)(twin_in[0], twin_in[1]))
+    got = outcome(lambda: getattr(_rows, name)(compiled_in[0], compiled_in[1]))
+    want = outcome(lambda: getattr(_rows_py, name)(twin_in[0], twin_in[1]))
     if got[0] == "value" and want[0] == "value":
         assert shape(got[1]) == shape(want[1])
     else:
@@ -199,13 +199,13 @@ def test_rows_lying_str_column_names_never_share_a_class(names, row):
     plain = [str.__str__(n) for n in made]
     values_row = tuple(row[: len(made)])
     for colnames in (plain, made, [LyingStr("zz" + p) for p in plain], made):
-        got = _speedups.cached_named_tuple_factory(colnames, [values_row])
+        got = _rows.cached_named_tuple_factory(colnames, [values_row])
         want = query.named_tuple_factory([str.__str__(n) for n in colnames], [values_row])
         assert type(got[0])._fields == type(want[0])._fields
         assert tuple(got[0]) == tuple(want[0])
-        assert _speedups.dict_factory(colnames, [values_row]) == \
+        assert _rows.dict_factory(colnames, [values_row]) == \
             query.dict_factory([str.__str__(n) for n in colnames], [values_row])
-        assert list(_speedups.ordered_dict_factory(colnames, [values_row])[0].items()) == \
+        assert list(_rows.ordered_dict_factory(colnames, [values_row])[0].items()) == \
             list(OrderedDict(zip([str.__str__(n) for n in colnames], values_row)).items())
 
 
@@ -228,4 +228,4 @@ def test_rows_factories_called_from_inside_a_row_iteration(recipe):
         rows = list(built) + [Reentrant(list(range(len(names))))]
         return outcome(lambda: shape(module.cached_named_tuple_factory(colnames, rows)))
 
-    assert run(_speedups) == run(_python)
+    assert run(_rows) == run(_rows_py)

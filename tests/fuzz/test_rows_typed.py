@@ -16,13 +16,13 @@ from cassandra import query
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows
 from tests.fuzz.conftest import fuzz
 from tests.fuzz.test_rows_factories import _cache_size_restored, build, recipes  # noqa: F401 - a fixture
 from tests.strategies import values
 
-IMPLS = (_speedups, _classrows)
+IMPLS = (_rows, _typed_py)
 
 
 def outcome(call):
@@ -282,7 +282,7 @@ def test_rows_direct_fill_follows_the_class_after_it_changes(how, rows, order, p
         for each in how:
             change(cls, each)
         after = outcome(lambda: factory(list(order), reordered))
-        results.append((before, after, factory._fills_slots(list(order)) if module is _speedups else None))
+        results.append((before, after, factory._fills_slots(list(order)) if module is _rows else None))
         del before, after, reordered
         gc.collect()
         held.append(sys.getrefcount(marker) - count)  # what the descriptions in `results` hold, and any leak

@@ -20,8 +20,8 @@ from cassandra.query import SimpleStatement
 
 import pyfactories
 from profiling import factories as registry
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 KS = "pyfactories_it"
 
@@ -165,7 +165,7 @@ def statements(texts: list[str]) -> list[str]:
 # driver's factories and ours that take any column list (typed rows, which need a class of the columns,
 # have tests of their own: test_class_rows*.py).
 DRIVER = {f.rows: f.row_factory for f in registry.of_family("driver") if f.module == "cassandra.query"}
-IMPLEMENTATIONS = {"c": _speedups, "py": _python}
+IMPLEMENTATIONS = {"c": _rows, "py": _rows_py}
 OURS = {f.rows: f.attr for f in registry.of_family("pyfactories") if f.module == "pyfactories"}
 
 

@@ -15,8 +15,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import SimpleStatement
 
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 from pyfactories import decoding
 from pyfactories.rows._rowclass import clean_column_name
 
@@ -25,7 +25,7 @@ from .support import ALL_TYPES, METHODS, Target, assert_same_fetch, assert_same_
 pytestmark = pytest.mark.integration
 
 PROTOCOLS = [5, 4]
-IMPLS = {"c": _speedups, "py": _python}
+IMPLS = {"c": _rows, "py": _rows_py}
 
 
 def _classes(fields):
@@ -101,7 +101,7 @@ def test_class_rows_equal_the_hand_written_conversion(clusters, reference, path,
 def test_the_sessions_other_requests_keep_their_rows(clusters, reference, protocol_version):
     fetched, keep, classes = reference[protocol_version]
     fast = clusters.fast_target(protocol_version, "default", "dict")
-    typed = with_profile(fast, _speedups.class_row(classes["slotted"], extra="ignore"))
+    typed = with_profile(fast, _rows.class_row(classes["slotted"], extra="ignore"))
     driver = clusters.driver(protocol_version, "dict")
     for method in ("simple_paged", "concurrent"):
         assert all(type(r) is classes["slotted"] for r in fetch(typed, method).rows)

@@ -10,8 +10,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.protocol import ProtocolHandler
 from cassandra.query import SimpleStatement, dict_factory, named_tuple_factory, tuple_factory
 
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 from pyfactories import decoding
 
 from .support import ALL_TYPES, ALL_TYPES_ROWS, METHODS, PAGE, Target, assert_same_fetch, assert_same_rows, fetch
@@ -57,10 +57,10 @@ def with_profile(fast, factory):
 BUILT = {
     "tuple": (tuple_factory, "tuple", "tuple"),
     "dict": (dict_factory, "dict", "dict"),
-    "pf_dict": (_speedups.dict_factory, "dict", "dict"),
-    "cached_named": (_speedups.cached_named_tuple_factory, "named", "named"),
-    "py_cached_named": (_python.cached_named_tuple_factory, "named", "named"),
-    "pf_ordered": (_speedups.ordered_dict_factory, "ordered", "tuple"),
+    "pf_dict": (_rows.dict_factory, "dict", "dict"),
+    "cached_named": (_rows.cached_named_tuple_factory, "named", "named"),
+    "py_cached_named": (_rows_py.cached_named_tuple_factory, "named", "named"),
+    "pf_ordered": (_rows.ordered_dict_factory, "ordered", "tuple"),
 }
 
 
@@ -89,7 +89,7 @@ def test_the_session_default_and_other_profiles_do_not_mix(clusters, schema, pro
     """Requests of several profiles in flight together on one session each get their own rows."""
     fast = clusters.fast_target(protocol_version, "default", "dict")
     targets = {kind: with_profile(fast, factory) for kind, factory in
-               (("tuple", tuple_factory), ("named", _speedups.cached_named_tuple_factory))}
+               (("tuple", tuple_factory), ("named", _rows.cached_named_tuple_factory))}
     targets["dict"] = fast  # the session's default: the driver's named_tuple_factory, enabled with rows="dict"
     statement = SimpleStatement(ALL_TYPES.simple(), fetch_size=PAGE)
     futures = {kind: t.session.execute_async(statement, **t.kwargs) for kind, t in targets.items() for _ in range(3)}

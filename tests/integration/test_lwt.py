@@ -8,8 +8,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT
 from cassandra.query import BatchStatement, SimpleStatement
 
 import pyfactories
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 from .support import DRIVER, KS, Target, assert_same_rows, values_of
 
@@ -129,7 +129,7 @@ class NoApplied:
 @pytest.mark.parametrize("fast", [False, True], ids=["driver_path", "fastpath"])
 @pytest.mark.parametrize("impl", ["c", "py"])
 def test_was_applied_with_typed_rows(clusters, schema, impl, fast):
-    module = _speedups if impl == "c" else _python
+    module = _rows if impl == "c" else _rows_py
     base = clusters.fast_target(5, "default", "named") if fast else clusters.target(5, "profile", "driver.named")
     typed = Target(base.session, {"execution_profile": base.session.execution_profile_clone_update(
         EXEC_PROFILE_DEFAULT, row_factory=module.class_row(Outcome))})

@@ -16,8 +16,8 @@ TEST_TOOLS = ("pytest>=8", "hypothesis>=6.100", "attrs>=23.1", "msgspec>=0.18")
 # specification (the same rows, field names and types) on awkward column names.
 SMOKE = """
 import json, warnings, cassandra, pyfactories
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", RuntimeWarning)  # said below: whether the fast path is on
     from pyfactories import decoding
@@ -25,7 +25,7 @@ names = ["id", "[applied]", "system.count(*)", "1st", "select", "id"]
 rows = [(1, True, 10, "a", None, 2), (3, False, 30, "b", b"x", 4)]
 same = {}
 for attr in ("cached_named_tuple_factory", "dict_factory", "ordered_dict_factory"):
-    ours, spec = getattr(_speedups, attr)(names, rows), getattr(_python, attr)(names, rows)
+    ours, spec = getattr(_rows, attr)(names, rows), getattr(_rows_py, attr)(names, rows)
     same[attr] = ours == spec and [type(r).__name__ for r in ours] == [type(r).__name__ for r in spec] and (
         getattr(type(ours[0]), "_fields", None) == getattr(type(spec[0]), "_fields", None))
 print(json.dumps({"impl": pyfactories.__impl__, "file": pyfactories.__file__, "fastpath": decoding.AVAILABLE,

@@ -10,7 +10,7 @@ import pyfactories
 from profiling import factories as registry
 from profiling import typed
 from profiling.__main__ import build_parser, main, options
-from pyfactories.rows import _rows_py as _python
+from pyfactories.rows import _rows_py
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ def test_the_callables_are_the_ones_named():
         assert twin.family == "python" and twin.counterpart == f.counterpart
         assert registry.BY_NAME[f.counterpart].family == "driver"
         if f.module == "pyfactories":
-            assert twin.row_factory is getattr(_python, f.attr)
+            assert twin.row_factory is getattr(_rows_py, f.attr)
     assert registry.resolve("class_row").row_factory is typed.dataclass_rows
     assert registry.resolve("fastpath_class").row_factory is typed.dataclass_rows
     assert registry.resolve("py_class_row").row_factory is typed.py_dataclass_rows

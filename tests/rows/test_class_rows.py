@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyfactories
-from pyfactories.rows import _typed_py as _classrows
+from pyfactories.rows import _typed_py
 
 from ..strategies import result_sets
 
@@ -343,10 +343,10 @@ def test_callables_are_told_apart_by_identity(impl):
 
 
 def test_the_factory_registry_is_bounded(impl):
-    made = [impl.args_row(lambda *a, i=i: i) for i in range(_classrows.FACTORY_CACHE_SIZE + 50)]
-    assert made[-1](["a"], [(0,)]) == [_classrows.FACTORY_CACHE_SIZE + 49]
-    registry = impl._factories if hasattr(impl, "_factories") else _classrows._factories
-    assert len(registry) <= _classrows.FACTORY_CACHE_SIZE
+    made = [impl.args_row(lambda *a, i=i: i) for i in range(_typed_py.FACTORY_CACHE_SIZE + 50)]
+    assert made[-1](["a"], [(0,)]) == [_typed_py.FACTORY_CACHE_SIZE + 49]
+    registry = impl._factories if hasattr(impl, "_factories") else _typed_py._factories
+    assert len(registry) <= _typed_py.FACTORY_CACHE_SIZE
 
 
 def test_plan_cache_is_bounded_and_counts(impl):
@@ -355,7 +355,7 @@ def test_plan_cache_is_bounded_and_counts(impl):
     for i in range(300):
         assert factory(["id", "name", f"x{i}"], [(i, "n", 0)]) == [User(i, "n")]
     info = factory.cache_info()
-    assert info.currsize == info.maxsize == _classrows.PLAN_CACHE_SIZE and info.misses == 300
+    assert info.currsize == info.maxsize == _typed_py.PLAN_CACHE_SIZE and info.misses == 300
     factory(["id", "name", "x299"], [(1, "n", 0)])
     assert factory.cache_info().hits == info.hits + 1
 
@@ -392,7 +392,7 @@ def test_threads_share_one_factory(impl):
 
 def test_public_names_are_the_chosen_implementations():
     assert pyfactories.class_row.__module__ == pyfactories.cached_named_tuple_factory.__module__
-    assert pyfactories.ColumnMismatch is _classrows.ColumnMismatch
+    assert pyfactories.ColumnMismatch is _typed_py.ColumnMismatch
 
 
 identifiers = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s))

@@ -12,7 +12,7 @@ import weakref
 import attrs
 import pytest
 
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows
 
 COLS = ["id", "name", "tags"]
 
@@ -78,34 +78,34 @@ class Inherited(BaseFields):
 
 def test_a_plain_slotted_dataclass_is_filled_directly():
     for cls in (Slotted, Hashable):
-        assert _speedups.class_row(cls)._fills_slots(COLS) is True
-        assert _speedups.class_row(cls)._fills_slots(["tags", "name", "id"]) is True  # any column order
+        assert _rows.class_row(cls)._fills_slots(COLS) is True
+        assert _rows.class_row(cls)._fills_slots(["tags", "name", "id"]) is True  # any column order
 
 
 @pytest.mark.parametrize("cls", [Frozen, PostInit, Factory, NoInitField, Inherited, OwnSetattr, OwnNew, WithMeta,
                                  OwnInit, AttrsSlotted])
 def test_anything_else_takes_the_constructor(cls):
-    factory = _speedups.class_row(cls)
+    factory = _rows.class_row(cls)
     assert factory._fills_slots(COLS) is False
     rows = factory(COLS, [(1, "ann", None)])
     assert rows == [cls(id=1, name="ann", tags=None)]
 
 
 def test_a_missing_column_takes_the_constructor_and_its_default():
-    factory = _speedups.class_row(Slotted)
+    factory = _rows.class_row(Slotted)
     assert factory._fills_slots(["id", "name"]) is False
     assert factory(["id", "name"], [(1, "a")]) == [Slotted(1, "a")]
-    assert _speedups.class_row(Slotted, extra="ignore")._fills_slots(["id", "name", "tags", "x"]) is True
+    assert _rows.class_row(Slotted, extra="ignore")._fills_slots(["id", "name", "tags", "x"]) is True
 
 
 def test_the_python_twin_never_fills():
-    from pyfactories.rows import _rows_py as _python
+    from pyfactories.rows import _rows_py
 
-    assert _python.class_row(Slotted)._fills_slots(COLS) is False
+    assert _rows_py.class_row(Slotted)._fills_slots(COLS) is False
 
 
 def _both(cls, rows, cols=COLS):
-    filled = _speedups.class_row(cls)(cols, rows)
+    filled = _rows.class_row(cls)(cols, rows)
     built = [cls(**dict(zip(cols, row))) for row in rows]
     return filled, built
 
@@ -136,7 +136,7 @@ def test_filled_rows_are_indistinguishable_from_constructed_ones(cls):
 
 
 def test_no_reference_is_leaked_or_lost():
-    factory = _speedups.class_row(Slotted)
+    factory = _rows.class_row(Slotted)
     name, tags = "".join(["n", "a", "m", "e"]), [1]
     rows = [(10**20, name, tags)] * 50
     before = sys.getrefcount(name), sys.getrefcount(tags), sys.getrefcount(Slotted)
@@ -149,7 +149,7 @@ def test_no_reference_is_leaked_or_lost():
 
 def test_a_class_changed_after_the_check_takes_the_constructor():
     Changing = variant("Changing")
-    factory = _speedups.class_row(Changing)
+    factory = _rows.class_row(Changing)
     assert factory._fills_slots(COLS) is True
     generated = Changing.__init__
     calls = []
@@ -171,7 +171,7 @@ def test_a_class_changed_after_the_check_takes_the_constructor():
 
 def test_a_replaced_init_code_takes_the_constructor():
     Recoded = variant("Recoded")
-    factory = _speedups.class_row(Recoded)
+    factory = _rows.class_row(Recoded)
     assert factory._fills_slots(COLS) is True
 
     Recoded.__init__.__code__ = _own_init.__code__
@@ -181,7 +181,7 @@ def test_a_replaced_init_code_takes_the_constructor():
 
 def test_a_setattr_added_later_takes_the_constructor():
     Later = variant("Later")
-    factory = _speedups.class_row(Later)
+    factory = _rows.class_row(Later)
     assert factory._fills_slots(COLS) is True
     Later.__setattr__ = lambda self, k, v: object.__setattr__(self, k, v * 2 if k == "id" else v)
     assert factory(COLS, [(2, "a", None)])[0].id == 4

@@ -8,20 +8,20 @@ import dataclasses
 import attrs
 import pytest
 
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows
 
 from .test_class_rows import AttrsUser, PlainUser, PostInit, StructUser, TupleUser, User
 
 
 def test_classes_with_a_python_init_are_built_through_it():
     for cls in (User, PostInit, AttrsUser, PlainUser):
-        assert _speedups.class_row(cls)._calls_init() is cls.__init__
+        assert _rows.class_row(cls)._calls_init() is cls.__init__
     for cls in (StructUser, TupleUser, dict):  # a metaclass, a __new__, a C __init__: the class is called
-        assert _speedups.args_row(cls)._calls_init() is None
-    assert _speedups.args_row(len)._calls_init() is None
-    from pyfactories.rows import _rows_py as _python
+        assert _rows.args_row(cls)._calls_init() is None
+    assert _rows.args_row(len)._calls_init() is None
+    from pyfactories.rows import _rows_py
 
-    assert _python.class_row(User)._calls_init() is None
+    assert _rows_py.class_row(User)._calls_init() is None
 
 
 def test_init_must_return_none(impl):

@@ -16,9 +16,9 @@ import textwrap
 import pytest
 
 speedups = pytest.importorskip("pyfactories.rows._rows", reason="the compiled module is not built")
-from pyfactories.rows import _rows as _speedups  # noqa: E402
+from pyfactories.rows import _rows  # noqa: E402
 
-factory = _speedups.cached_named_tuple_factory
+factory = _rows.cached_named_tuple_factory
 LENGTHS = 33  # rows.h: PF_FREE_LIST_LENGTHS
 KEPT = 2000  # rows.h: PF_FREE_LIST_MAX
 
@@ -31,7 +31,7 @@ def test_freed_rows_are_kept_and_reused_with_the_right_class_and_values():
     cols = [f"c{i}" for i in range(7)]
     rows = factory(cols, [tuple(range(i, i + 7)) for i in range(100)])
     del rows
-    assert _speedups._row_free_list_counts()[7] >= 100
+    assert _rows._row_free_list_counts()[7] >= 100
     other = [f"o{i}" for i in range(7)]  # another class of the same length shares the list
     again = factory(other, [tuple(range(i, i + 7)) for i in range(100)])
     assert [tuple(r) for r in again] == [tuple(range(i, i + 7)) for i in range(100)]
@@ -42,7 +42,7 @@ def test_freed_rows_are_kept_and_reused_with_the_right_class_and_values():
 def test_the_free_list_is_bounded():
     rows = factory(["a", "b", "c"], [(i, i, i) for i in range(3 * KEPT)])
     del rows
-    counts = _speedups._row_free_list_counts()
+    counts = _rows._row_free_list_counts()
     assert len(counts) == LENGTHS and counts[3] == KEPT and max(counts) <= KEPT
 
 
@@ -144,10 +144,10 @@ def test_a_row_class_without_the_tuple_layout_is_refused(monkeypatch):
     class NotRows(tuple):  # has a __dict__: more memory per row than a tuple
         pass
 
-    monkeypatch.setattr(_speedups, "make_row_class", lambda key: NotRows)
-    _speedups.cache_clear()
+    monkeypatch.setattr(_rows, "make_row_class", lambda key: NotRows)
+    _rows.cache_clear()
     try:
         with pytest.raises(TypeError, match="not a plain tuple subclass"):
             factory(["never_cached_before"], [(1,)])
     finally:
-        _speedups.cache_clear()
+        _rows.cache_clear()

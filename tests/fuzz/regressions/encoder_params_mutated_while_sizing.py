@@ -6,8 +6,8 @@ copied into a tuple, before anything is sized: the answer is the twin's (here: l
 
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage
 
-from pyfactories.connection import _encoding as _encoder
-from pyfactories.connection import _encoding_py as _encoding
+from pyfactories.connection import _encoding
+from pyfactories.connection import _encoding_py
 
 params = [b"a"]
 
@@ -78,7 +78,7 @@ for act in (grow, shrink, poison):
             for kind in ("query", "execute"):
                 for version in (4, 5):
                     results = []
-                    for encode in (_encoding.encode_message, _encoder.encode_message):
+                    for encode in (_encoding_py.encode_message, _encoding.encode_message):
                         params[:] = [b"a", None]
                         m = message(kind)
                         setattr(m, field, value)
@@ -90,9 +90,9 @@ for act in (grow, shrink, poison):
 m = message("query")
 m.tracing = Evil(grow)
 params[:] = [b"a"]
-assert _encoder.encode_message(m, 1, 4, None, False) is None
-params[:] = [b"a"]
 assert _encoding.encode_message(m, 1, 4, None, False) is None
+params[:] = [b"a"]
+assert _encoding_py.encode_message(m, 1, 4, None, False) is None
 params[:] = [b"a"]
 assert len(ProtocolHandler.encode_message(m, 1, 4, None, False)) == 31
 
@@ -100,5 +100,5 @@ assert len(ProtocolHandler.encode_message(m, 1, 4, None, False)) == 31
 m = message("query")
 params[:] = [b"a", None]
 m.tracing, m.fetch_size = True, 100
-assert _encoder.encode_message(m, 1, 4, None, True) == ProtocolHandler.encode_message(m, 1, 4, None, True)
+assert _encoding.encode_message(m, 1, 4, None, True) == ProtocolHandler.encode_message(m, 1, 4, None, True)
 print("ok")

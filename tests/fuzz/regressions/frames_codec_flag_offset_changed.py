@@ -11,10 +11,10 @@ from cassandra import segment
 from cassandra.connection import Connection
 from cassandra.protocol import ProtocolHandler, QueryMessage
 
-from pyfactories.connection import _encoding as _encoder
-from pyfactories.connection import _encoding_py as _encoding
-from pyfactories.connection import _framing_py as _framing
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _encoding
+from pyfactories.connection import _encoding_py
+from pyfactories.connection import _framing_py
+from pyfactories.connection import _framing
 
 
 def encoded(module, how, msg=b"payload"):
@@ -30,12 +30,12 @@ def encoded(module, how, msg=b"payload"):
 
 
 for how in ("instance", "subclass"):
-    assert encoded(_segments, how) == encoded(_framing, how), how
+    assert encoded(_framing, how) == encoded(_framing_py, how), how
     drv = segment.SegmentCodec()
     drv.FLAG_OFFSET = 20
     out = io.BytesIO()
     drv.encode(out, b"payload")
-    assert encoded(_segments, how) == out.getvalue()
+    assert encoded(_framing, how) == out.getvalue()
 
 
 class Sending(Connection):
@@ -47,13 +47,13 @@ def sent(send_msg):
     conn = type("C", (Sending,), {"send_msg": send_msg})("127.0.0.1", protocol_version=5)
     conn.pushed = []
     conn._is_checksumming_enabled = True
-    conn._segment_codec = _segments.SegmentCodec()
+    conn._segment_codec = _framing.SegmentCodec()
     conn._segment_codec.FLAG_OFFSET = 20
     conn.send_msg(QueryMessage("SELECT 1", 1), 1, cb=None, encoder=ProtocolHandler.encode_message)
     return conn.pushed
 
 
-assert sent(_encoder.send_msg) == sent(_encoding.send_msg) == sent(Connection.send_msg)
+assert sent(_encoding.send_msg) == sent(_encoding_py.send_msg) == sent(Connection.send_msg)
 
 
 class Recorder(Connection):
@@ -83,5 +83,5 @@ def read(module):
     return conn.events
 
 
-assert read(_segments) == read(_framing)
+assert read(_framing) == read(_framing_py)
 print("ok")

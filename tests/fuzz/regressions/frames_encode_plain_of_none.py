@@ -6,7 +6,7 @@ import io
 
 from cassandra import segment
 
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing
 
 
 def outcome(fn, *args):
@@ -18,8 +18,8 @@ def outcome(fn, *args):
 
 assert outcome(segment.SegmentCodec().encode, io.BytesIO(), None) == ("error", TypeError)
 for value in (None, bytearray(b"x"), "text", 5):
-    assert outcome(_segments.encode_plain, value) == ("error", TypeError), value
+    assert outcome(_framing.encode_plain, value) == ("error", TypeError), value
 out = io.BytesIO()
 segment.SegmentCodec().encode(out, b"payload")
-assert _segments.encode_plain(b"payload") == out.getvalue()
+assert _framing.encode_plain(b"payload") == out.getvalue()
 print("ok")

@@ -7,8 +7,8 @@ import struct
 
 from cassandra.connection import Connection
 
-from pyfactories.connection import _framing_py as _framing
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing_py
+from pyfactories.connection import _framing
 
 
 class Recorder(Connection):
@@ -36,7 +36,7 @@ def run(module, position):
 
 
 for position in (0, 10, 16):
-    want = run(_framing, position)
+    want = run(_framing_py, position)
     assert want[1] and want[3] == position
-    assert run(_segments, position) == want, (position, run(_segments, position), want)
+    assert run(_framing, position) == want, (position, run(_framing, position), want)
 print("ok")

@@ -7,8 +7,8 @@ body or mapping now takes the twin's steps; a request recorded as ``None`` is th
 from cassandra.connection import Connection, _Frame
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories.connection import _framing_py as _framing
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing_py
+from pyfactories.connection import _framing
 
 VOID = b"\x00\x00\x00\x01"  # a RESULT of kind VOID
 
@@ -44,8 +44,8 @@ cases = [dict(stream=3.0), dict(stream=True), dict(stream=2**40), dict(stream=-2
          dict(stream=3, requests=Requests), dict(stream=3, entry=None), dict(stream=3, entry=(1, 2)),
          dict(stream=3, version=4.0), dict(stream=3, version=2**70), dict(stream=3)]
 for case in cases:
-    want = run(_framing.process_msg, **case)
-    got = run(_segments.process_msg, **case)
+    want = run(_framing_py.process_msg, **case)
+    got = run(_framing.process_msg, **case)
     assert got == want, (case, got, want)
     assert ("raised", "TypeError") not in got[0] and ("raised", "OverflowError") not in got[0]
 print("ok")

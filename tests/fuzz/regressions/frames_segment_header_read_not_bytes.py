@@ -5,8 +5,8 @@ twin decodes it: the same header, or the same error."""
 
 import io
 
-from pyfactories.connection import _framing_py as _framing
-from pyfactories.connection import _framing as _segments
+from pyfactories.connection import _framing_py
+from pyfactories.connection import _framing
 
 
 class Reads:
@@ -30,11 +30,11 @@ def outcome(codec, value):
 
 
 good = io.BytesIO()
-_framing.SegmentCodec()._encode_segment(good, b"payload", True)
+_framing_py.SegmentCodec()._encode_segment(good, b"payload", True)
 header = good.getvalue()[:6]
 for value in (8, 6, Longer(b"\x01"), Longer(header), bytearray(header), memoryview(header), header + b"more",
               [1, 2, 3, 4, 5, 6], None, "text"):
-    want = outcome(_framing.SegmentCodec(), value)
-    got = outcome(_segments.SegmentCodec(), value)
+    want = outcome(_framing_py.SegmentCodec(), value)
+    got = outcome(_framing.SegmentCodec(), value)
     assert got == want, (value, got, want)
 print("ok")

@@ -6,7 +6,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import UNSET_VALUE, BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 class Lying(list):
@@ -27,5 +27,5 @@ def outcome(bind, values):
 for values in ([1] + [UNSET_VALUE] * 299, [1], {"c0": 1}):
     driver = outcome(lambda s, v: BoundStatement(s).bind(v), values)
     assert outcome(_binding.bind, values) == driver, driver
-    assert outcome(_bindspec.bind, values) == driver, driver
+    assert outcome(_binding_py.bind, values) == driver, driver
 print("ok")

@@ -7,7 +7,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 class Meta(type(LongType)):
@@ -34,6 +34,6 @@ def outcome(bind, col_type):
 for col_type in (Liar, [1], Int32Type, LongType):
     driver = outcome(lambda s, v: BoundStatement(s).bind(v), col_type)
     assert outcome(_binding.bind, col_type) == driver, (col_type, driver)
-    assert outcome(_bindspec.bind, col_type) == driver, (col_type, driver)
+    assert outcome(_binding_py.bind, col_type) == driver, (col_type, driver)
 assert outcome(_binding.bind, Liar) == ("bound", [(1).to_bytes(8, "big")])
 print("ok")

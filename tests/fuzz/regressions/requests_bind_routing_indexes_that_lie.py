@@ -7,7 +7,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 class Lying(int):
@@ -38,5 +38,5 @@ def outcome(bind, indexes):
 for indexes in ([Lying(0), Lying(0)], [0, 5], [1, -1], (1, 0), [True, 0]):
     driver = outcome(lambda s, v: BoundStatement(s).bind(v), indexes)
     assert outcome(_binding.bind, indexes) == driver, indexes
-    assert outcome(_bindspec.bind, indexes) == driver, indexes
+    assert outcome(_binding_py.bind, indexes) == driver, indexes
 print("ok")

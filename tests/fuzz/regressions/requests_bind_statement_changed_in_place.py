@@ -7,7 +7,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 def run(bind):
@@ -35,5 +35,5 @@ def run(bind):
 driver = run(lambda s, v: BoundStatement(s).bind(v))
 assert driver[1][0][0] == (1).to_bytes(8, "big")
 assert run(_binding.bind) == driver
-assert run(_bindspec.bind) == driver
+assert run(_binding_py.bind) == driver
 print("ok")

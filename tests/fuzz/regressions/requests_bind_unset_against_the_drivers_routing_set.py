@@ -6,7 +6,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import UNSET_VALUE, BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 def run(bind):
@@ -27,7 +27,7 @@ def run(bind):
 driver = run(lambda s, v: BoundStatement(s).bind(v))
 assert driver[0][0] == "bound" and driver[1][0] == "error", driver
 assert run(_binding.bind) == driver
-assert run(_bindspec.bind) == driver
+assert run(_binding_py.bind) == driver
 
 
 def own_binds(bind):
@@ -46,5 +46,5 @@ def own_binds(bind):
 driver = own_binds(lambda s, v: BoundStatement(s).bind(v))
 assert driver[0] == "bound", driver
 assert own_binds(_binding.bind) == driver
-assert own_binds(_bindspec.bind) == driver
+assert own_binds(_binding_py.bind) == driver
 print("ok")

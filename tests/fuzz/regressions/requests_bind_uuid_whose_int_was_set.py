@@ -8,7 +8,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 
 def outcome(bind, value):
@@ -25,5 +25,5 @@ for number in ("nope", 1 << 128, -1, 2.5, (1 << 128) - 1, 0):
     object.__setattr__(value, "int", number)
     driver = outcome(lambda s, v: BoundStatement(s).bind(v), value)
     assert outcome(_binding.bind, value) == driver, (number, driver)
-    assert outcome(_bindspec.bind, value) == driver, (number, driver)
+    assert outcome(_binding_py.bind, value) == driver, (number, driver)
 print("ok")

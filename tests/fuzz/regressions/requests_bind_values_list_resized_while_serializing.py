@@ -7,7 +7,7 @@ from cassandra.protocol import ColumnMetadata
 from cassandra.query import BoundStatement, PreparedStatement
 
 from pyfactories.binding import _binding
-from pyfactories.binding import _binding_py as _bindspec
+from pyfactories.binding import _binding_py
 
 values = []
 
@@ -44,5 +44,5 @@ for first, given in ((Shrinking, [1, 2, 3]), (Growing, [1]), (Growing, [1, 2]), 
     driver = outcome(lambda s, v: BoundStatement(s).bind(v), first, given)
     assert driver[0] == "bound", driver
     assert outcome(_binding.bind, first, given) == driver, (first, given)
-    assert outcome(_bindspec.bind, first, given) == driver, (first, given)
+    assert outcome(_binding_py.bind, first, given) == driver, (first, given)
 print("ok")

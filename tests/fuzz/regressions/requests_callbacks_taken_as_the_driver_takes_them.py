@@ -8,7 +8,7 @@ import threading
 from cassandra.cluster import ResponseFuture
 
 from pyfactories.futures import _futures
-from pyfactories.futures import _futures_py as _futurespec
+from pyfactories.futures import _futures_py
 
 
 class Empty(dict):
@@ -72,5 +72,5 @@ for listeners_of in cases:
     for name in ("set_final_result", "set_final_exception"):
         driver = run(getattr(ResponseFuture, "_" + name), listeners_of)
         assert run(getattr(_futures, name), listeners_of) == driver, (name, driver)
-        assert run(getattr(_futurespec, name), listeners_of) == driver, (name, driver)
+        assert run(getattr(_futures_py, name), listeners_of) == driver, (name, driver)
 print("ok")

@@ -3,7 +3,7 @@ int subclass, set from Python) gets the driver's own future (the driver compares
 TypeError or OverflowError of a conversion to a C int."""
 
 from pyfactories.futures import _futures
-from pyfactories.futures import _futures_py as _futurespec
+from pyfactories.futures import _futures_py
 
 
 class Version(int):
@@ -26,7 +26,7 @@ def driver(*args):
 for version in (4.0, 2**70, -(2**70), Version(4), 256):
     session = Session()
     session._protocol_version = version
-    for module in (_futures, _futurespec):
+    for module in (_futures, _futures_py):
         assert module.create_future(object, driver, session, "SELECT 1", None, False, None, 1.0) == (
             "the driver's", "SELECT 1"), (module, version)
 print("ok")

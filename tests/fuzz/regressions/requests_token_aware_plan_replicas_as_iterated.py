@@ -8,7 +8,7 @@ from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, 
 from cassandra.pool import Host
 
 from pyfactories.futures import _futures
-from pyfactories.futures import _futures_py as _futurespec
+from pyfactories.futures import _futures_py
 
 
 class Shrinking(Host):
@@ -98,7 +98,7 @@ def walk(make_plan, kind, replicas_of):
 makers = {
     "driver": lambda policy: iter(policy.make_query_plan(None, Statement())),
     "compiled": lambda policy: _futures.query_plan(policy, None, Statement()),
-    "twin": lambda policy: _futurespec.query_plan(policy, None, Statement()),
+    "twin": lambda policy: _futures_py.query_plan(policy, None, Statement()),
 }
 cases = [
     (Host, lambda hosts: {hosts[2]}),

@@ -7,7 +7,7 @@ now run outside the lock, as in the twin.
 import logging
 import threading
 
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows
 
 
 class Reenter(logging.Handler):
@@ -16,14 +16,14 @@ class Reenter(logging.Handler):
     def emit(self, record):
         if self.depth < 3:  # a new column list each time, itself logging again (three deep)
             self.depth += 1
-            _speedups.cached_named_tuple_factory(["if", f"x{self.depth}"], [(1, 2)])
-            _speedups.cache_clear()
+            _rows.cached_named_tuple_factory(["if", f"x{self.depth}"], [(1, 2)])
+            _rows.cache_clear()
 
 
 handler = Reenter()
 logging.getLogger("pyfactories").addHandler(handler)
 result = []
-worker = threading.Thread(target=lambda: result.append(_speedups.cached_named_tuple_factory(["1a", "b"], [(1, 2)])),
+worker = threading.Thread(target=lambda: result.append(_rows.cached_named_tuple_factory(["1a", "b"], [(1, 2)])),
                           daemon=True)
 worker.start()
 worker.join(30)

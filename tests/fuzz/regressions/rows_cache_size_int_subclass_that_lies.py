@@ -4,8 +4,8 @@ The compiled cache stored -5 and evicted until it popped from an empty dict (a K
 set_cache_size and from every later miss); the twin stored -5. Both now read the int's own value
 and refuse it with the ValueError any other bad size gets.
 """
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 
 class Positive(int):
@@ -22,7 +22,7 @@ class Positive(int):
         return 7
 
 
-for module in (_speedups, _python):
+for module in (_rows, _rows_py):
     try:
         module.set_cache_size(Positive(-5))
     except ValueError:

@@ -3,9 +3,9 @@
 The twin asked isinstance(), which believes __class__, and read them; the compiled module checks the
 real type and refused them: one answered, the other raised. Both now check the real type.
 """
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 
 class Pretend:
@@ -33,9 +33,9 @@ cases = [
     ([Pretend(str, "a")], [(1,)]),
 ]
 for colnames, rows in cases:
-    for a, b in ((_speedups.cached_named_tuple_factory, _python.cached_named_tuple_factory),
-                 (_speedups.dict_factory, _python.dict_factory),
-                 (_speedups.kwargs_row(dict), _classrows.kwargs_row(dict))):
+    for a, b in ((_rows.cached_named_tuple_factory, _rows_py.cached_named_tuple_factory),
+                 (_rows.dict_factory, _rows_py.dict_factory),
+                 (_rows.kwargs_row(dict), _typed_py.kwargs_row(dict))):
         outcome = []
         for f in (a, b):
             try:

@@ -5,8 +5,8 @@ one argument) where the twin built the row. A plan now passes each name once, in
 """
 import dataclasses
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows
 
 
 @dataclasses.dataclass
@@ -17,7 +17,7 @@ class Renamed:
 
 dataclasses.fields(Renamed)[1].name = "a"
 rows = [(1,), (2,)]
-got = _speedups.class_row(Renamed)(["a"], rows)
-want = _classrows.class_row(Renamed)(["a"], rows)
+got = _rows.class_row(Renamed)(["a"], rows)
+want = _typed_py.class_row(Renamed)(["a"], rows)
 assert got == want == [Renamed(1), Renamed(2)], (got, want)
 print("ok")

@@ -6,8 +6,8 @@ choice is now read as the plain str it holds, and returned as one of the two cho
 """
 import dataclasses
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows
 
 
 class EqualsAll(str):
@@ -26,7 +26,7 @@ class User:
     id: int
 
 
-for module in (_speedups, _classrows):
+for module in (_rows, _typed_py):
     try:
         module.class_row(User, extra=EqualsAll("zzz"))
     except ValueError:

@@ -6,8 +6,8 @@ read through its iteration, like the driver's factories and the twin.
 """
 from cassandra import query
 
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 
 class Lies(tuple):
@@ -15,13 +15,13 @@ class Lies(tuple):
         return ("a", "b")[i]
 
 
-_speedups.cached_named_tuple_factory(["a", "b"], [(1, 2)])
-_speedups.dict_factory(["a", "b"], [(1, 2)])
+_rows.cached_named_tuple_factory(["a", "b"], [(1, 2)])
+_rows.dict_factory(["a", "b"], [(1, 2)])
 names = Lies(("x", "y"))
 rows = [(1, 2)]
-got = _speedups.cached_named_tuple_factory(names, rows)
+got = _rows.cached_named_tuple_factory(names, rows)
 assert type(got[0])._fields == ("x", "y"), type(got[0])._fields
 assert type(got[0])._fields == type(query.named_tuple_factory(list(names), rows)[0])._fields
-assert got == _python.cached_named_tuple_factory(names, rows)
-assert _speedups.dict_factory(names, rows) == [{"x": 1, "y": 2}] == _python.dict_factory(names, rows)
+assert got == _rows_py.cached_named_tuple_factory(names, rows)
+assert _rows.dict_factory(names, rows) == [{"x": 1, "y": 2}] == _rows_py.dict_factory(names, rows)
 print("ok")

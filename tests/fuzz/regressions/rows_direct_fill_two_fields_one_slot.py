@@ -7,8 +7,8 @@ constructor.
 import dataclasses
 import sys
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows
 
 
 @dataclasses.dataclass(slots=True)
@@ -18,7 +18,7 @@ class Two:
 
 
 Two.a = Two.__dict__["b"]  # both names now write slot b
-compiled, twin = _speedups.class_row(Two), _classrows.class_row(Two)
+compiled, twin = _rows.class_row(Two), _typed_py.class_row(Two)
 value = object()
 before = sys.getrefcount(value)
 for _ in range(50):

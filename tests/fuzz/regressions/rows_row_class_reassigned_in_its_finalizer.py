@@ -7,11 +7,11 @@ one forever. The class is read again after the finalizer, as CPython's own deall
 import gc
 import sys
 
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _rows
 
-rows = _speedups.cached_named_tuple_factory(["a", "b"], [(1, 2)])
+rows = _rows.cached_named_tuple_factory(["a", "b"], [(1, 2)])
 Row = type(rows[0])
-Other = type(_speedups.cached_named_tuple_factory(["x", "y"], [(1, 2)])[0])
+Other = type(_rows.cached_named_tuple_factory(["x", "y"], [(1, 2)])[0])
 moved = []
 
 
@@ -23,15 +23,15 @@ def __del__(self):
 Row.__del__ = __del__
 before_row, before_other = sys.getrefcount(Row), sys.getrefcount(Other)
 for _ in range(50):
-    built = _speedups.cached_named_tuple_factory(["a", "b"], [(1, 2), (3, 4)])
+    built = _rows.cached_named_tuple_factory(["a", "b"], [(1, 2), (3, 4)])
     assert [tuple(r) for r in built] == [(1, 2), (3, 4)]
     del built
 assert len(moved) == 100
 assert sys.getrefcount(Row) == before_row, (sys.getrefcount(Row), before_row)
 assert sys.getrefcount(Other) == before_other, (sys.getrefcount(Other), before_other)
 del Row.__del__
-assert _speedups.cached_named_tuple_factory(["a", "b"], [(5, 6)]) == [(5, 6)]
-_speedups.cache_clear()
+assert _rows.cached_named_tuple_factory(["a", "b"], [(5, 6)]) == [(5, 6)]
+_rows.cache_clear()
 del rows
 gc.collect()
 print("ok")

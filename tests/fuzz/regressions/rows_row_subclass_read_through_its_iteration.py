@@ -6,9 +6,9 @@ different row. Now every factory reads a subclass row through its iteration, lik
 """
 from cassandra import query
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 
 class IterLies(list):
@@ -30,13 +30,13 @@ class TupleLies(tuple):
 cols = ["a", "b"]
 for rows in ([IterLies([1, 2])], [TupleLies((1, 2))], [(0, 0), IterLies([1, 2]), TupleLies((3, 4))]):
     for name in ("cached_named_tuple_factory", "dict_factory", "ordered_dict_factory"):
-        got = getattr(_speedups, name)(cols, rows)
-        assert got == getattr(_python, name)(cols, rows), (name, got)
+        got = getattr(_rows, name)(cols, rows)
+        assert got == getattr(_rows_py, name)(cols, rows), (name, got)
     want = query.named_tuple_factory(cols, rows)
-    assert _speedups.cached_named_tuple_factory(cols, rows) == want
-    assert _speedups.dict_factory(cols, rows) == query.dict_factory(cols, rows)
-    assert _speedups.ordered_dict_factory(cols, rows) == query.ordered_dict_factory(cols, rows)
+    assert _rows.cached_named_tuple_factory(cols, rows) == want
+    assert _rows.dict_factory(cols, rows) == query.dict_factory(cols, rows)
+    assert _rows.ordered_dict_factory(cols, rows) == query.ordered_dict_factory(cols, rows)
     for typed in (lambda m: m.kwargs_row(dict), lambda m: m.args_row(lambda *v: v)):
-        assert typed(_speedups)(cols, rows) == typed(_classrows)(cols, rows)
-    assert _speedups.kwargs_row(dict)(cols, rows) == query.dict_factory(cols, rows)
+        assert typed(_rows)(cols, rows) == typed(_typed_py)(cols, rows)
+    assert _rows.kwargs_row(dict)(cols, rows) == query.dict_factory(cols, rows)
 print("ok")

@@ -5,9 +5,9 @@ twin iterate it: other rows (or an IndexError). Now a subclass is read once, thr
 """
 from cassandra import query
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows_py as _python
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows_py
+from pyfactories.rows import _rows
 
 
 class Rows(list):
@@ -29,9 +29,9 @@ class RowsTuple(tuple):
 cols = ["a", "b"]
 for rows in (Rows([(1, 2)]), RowsTuple(((1, 2), (3, 4)))):
     for name in ("cached_named_tuple_factory", "dict_factory", "ordered_dict_factory"):
-        assert getattr(_speedups, name)(cols, rows) == getattr(_python, name)(cols, rows), name
-    assert _speedups.cached_named_tuple_factory(cols, rows) == query.named_tuple_factory(cols, rows)
-    assert _speedups.dict_factory(cols, rows) == query.dict_factory(cols, rows)
+        assert getattr(_rows, name)(cols, rows) == getattr(_rows_py, name)(cols, rows), name
+    assert _rows.cached_named_tuple_factory(cols, rows) == query.named_tuple_factory(cols, rows)
+    assert _rows.dict_factory(cols, rows) == query.dict_factory(cols, rows)
     for typed in (lambda m: m.kwargs_row(dict), lambda m: m.args_row(lambda *v: v)):
-        assert typed(_speedups)(cols, rows) == typed(_classrows)(cols, rows)
+        assert typed(_rows)(cols, rows) == typed(_typed_py)(cols, rows)
 print("ok")

@@ -6,8 +6,8 @@ what its iteration yields, checked against the column count: the twin's ValueErr
 """
 import dataclasses
 
-from pyfactories.rows import _typed_py as _classrows
-from pyfactories.rows import _rows as _speedups
+from pyfactories.rows import _typed_py
+from pyfactories.rows import _rows
 
 
 class Short(list):
@@ -38,7 +38,7 @@ def same(make_compiled, make_twin, colnames, rows):
 
 cols = ["a", "b", "c"]
 for name, args in (("args_row", (lambda *v: v,)), ("kwargs_row", (dict,)), ("class_row", (Point,))):
-    compiled, twin = getattr(_speedups, name)(*args), getattr(_classrows, name)(*args)
+    compiled, twin = getattr(_rows, name)(*args), getattr(_typed_py, name)(*args)
     assert same(compiled, twin, cols, [Short([1, 2, 3])]) is ValueError
     assert same(compiled, twin, cols, [(1, 2, 3), Short([1, 2, 3])]) is ValueError
     many = [f"c{i}" for i in range(30)]

@@ -6,8 +6,8 @@ same deadline, the same buckets, and the timer fires no sooner than its deadline
 
 from cassandra.connection import Timer
 
-from pyfactories.connection import _timers as _timerqueue
-from pyfactories.connection import _timers_py as _timers
+from pyfactories.connection import _timers
+from pyfactories.connection import _timers_py
 
 
 def outcome(module, timeouts, resolution=0.01):
@@ -25,12 +25,12 @@ def outcome(module, timeouts, resolution=0.01):
 for timeouts in ([1e300], [1e200, 1e300], [1e300, 1e200], [4.6e16], [4.7e16], [float("inf")], [float("inf"), 1.0],
                  [10**30], [-float("inf")], [0.5, 1e300, 2.0]):
     for resolution in (0.01, 1e-300, float("inf")):
-        want = outcome(_timers, timeouts, resolution)
-        got = outcome(_timerqueue, timeouts, resolution)
+        want = outcome(_timers_py, timeouts, resolution)
+        got = outcome(_timers, timeouts, resolution)
         assert got == want, (timeouts, resolution, got, want)
         assert got[0] == "ok"
-got = outcome(_timerqueue, [1e300])
+got = outcome(_timers, [1e300])
 assert got[1] == [1e300 + 5.0] and got[2] == [2**62] and got[5] == (1e300, [])  # not before its deadline
-assert outcome(_timerqueue, [float("inf")])[5] == (float("inf"), [])  # not before the end of time
+assert outcome(_timers, [float("inf")])[5] == (float("inf"), [])  # not before the end of time
 assert Timer(float("inf"), print).end == float("inf")
 print("ok")

@@ -7,9 +7,9 @@ a service does nothing."""
 import copy
 import pickle
 
-from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers
 
-service = _timerqueue.TimerService(lambda deadline: None, clock=lambda: 0.0)
+service = _timers.TimerService(lambda deadline: None, clock=lambda: 0.0)
 fired = []
 handle = service.add(1.0, lambda: fired.append("kept"))
 assert not hasattr(handle, "__reduce_cython__") and not hasattr(handle, "__setstate_cython__")
@@ -19,7 +19,7 @@ for attempt in (lambda: pickle.dumps(handle), lambda: copy.copy(handle), lambda:
         raise AssertionError("a timer's state went out")
     except TypeError:
         pass
-bare = _timerqueue.TimerHandle.__new__(_timerqueue.TimerHandle)
+bare = _timers.TimerHandle.__new__(_timers.TimerHandle)
 bare.cancel()  # no queue, no service: nothing to do
 assert bare.pending is False
 assert service.fire(2.0) == float("inf") and fired == ["kept"]

@@ -2,12 +2,12 @@
 ``(deadline, bucket)`` tuple, a list in its place) had the compiled ``fire`` read it unchecked (a
 list read as a tuple: a segfault). ``_heads`` is now a copy; the heap is the C code's alone."""
 
-from pyfactories.connection import _timers as _timerqueue
-from pyfactories.connection import _timers_py as _timers
+from pyfactories.connection import _timers
+from pyfactories.connection import _timers_py
 
 for change in ("list-entry", "none-entry", "appended", "cleared", "replaced"):
     fired = []
-    for module in (_timers, _timerqueue):
+    for module in (_timers_py, _timers):
         service = module.TimerService(lambda deadline: None, clock=lambda: 0.0)
         service.add(1.0, lambda: fired.append(module.__name__))
         heads = service._heads

@@ -6,11 +6,11 @@ the lock released, and the service still usable."""
 
 import gc
 
-from pyfactories.connection import _timers as _timerqueue
+from pyfactories.connection import _timers
 
 
 def service_with_timer():
-    service = _timerqueue.TimerService(lambda deadline: None, clock=lambda: 0.0)
+    service = _timers.TimerService(lambda deadline: None, clock=lambda: 0.0)
     handle = service.add(1.0, lambda: None)
     return service, handle
 

@@ -3,8 +3,8 @@
 freed the lock another thread could be waiting for. The lock is now made with the object, once;
 a service whose ``__init__`` did not run raises ``AttributeError``, as the twin's does."""
 
-from pyfactories.connection import _timers as _timerqueue
-from pyfactories.connection import _timers_py as _timers
+from pyfactories.connection import _timers
+from pyfactories.connection import _timers_py
 
 
 def outcome(module, call):
@@ -18,12 +18,12 @@ def outcome(module, call):
 calls = [lambda s: s.idle(), lambda s: s.queued(), lambda s: s.buckets(), lambda s: s._heads,
          lambda s: s.fire(1.0), lambda s: s.fire(), lambda s: s.add(1.0, print)]
 for call in calls:
-    want = outcome(_timers, call)
+    want = outcome(_timers_py, call)
     assert want == ("error", AttributeError)
-    assert outcome(_timerqueue, call) == want
+    assert outcome(_timers, call) == want
 
 # initialised again while in use: the same lock, the timers before forgotten, as in the twin
-for module in (_timers, _timerqueue):
+for module in (_timers_py, _timers):
     fired = []
     service = module.TimerService(lambda deadline: None, clock=lambda: 0.0)
     first = service.add(1.0, lambda: fired.append("first"))

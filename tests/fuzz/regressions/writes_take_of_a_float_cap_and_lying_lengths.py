@@ -8,8 +8,8 @@ the C range is the twin's (clamped, it differed where a length is the largest th
 import sys
 from collections import deque
 
-from pyfactories.connection import _writes as _writequeue
-from pyfactories.connection import _writes_py as _writes
+from pyfactories.connection import _writes
+from pyfactories.connection import _writes_py
 
 
 class Huge(bytes):
@@ -45,9 +45,9 @@ cases = [
     ([Huge(b""), b""], 2**63), ([Huge(b"p"), Huge(b"q")], 2**64), ([Huge(b"p"), b"x"], 2**63), ([b"a"], -2**63 - 1),
 ]
 for items, cap in cases:
-    want = outcome(_writes.take, items, cap)
-    got = outcome(_writequeue.take, items, cap)
+    want = outcome(_writes_py.take, items, cap)
+    got = outcome(_writes.take, items, cap)
     assert got == want, (items, cap, got, want)
-assert outcome(_writequeue.take, [b"a", b"b"], 3.7)[:2] == ("error", TypeError)
-assert outcome(_writequeue.take, [b"a", Huge(b"xyz"), b"c"], 100)[1] == b"a"
+assert outcome(_writes.take, [b"a", b"b"], 3.7)[:2] == ("error", TypeError)
+assert outcome(_writes.take, [b"a", Huge(b"xyz"), b"c"], 100)[1] == b"a"
 print("ok")
