@@ -18,7 +18,6 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from cassandra import protocol
 from cassandra.cluster import Cluster as DriverCluster
 from cassandra.cluster import Session
 
@@ -84,19 +83,10 @@ def _turned_off(name: str) -> str:
     return f"turned off (enable(..., {name}=False))"
 
 
-def _session_off(session: Session) -> str | None:
-    """Why no session-level part can run on ``session`` (what the driver's path must keep), or None."""
-    if session.cluster.column_encryption_policy is not None:
-        return "the cluster uses a column encryption policy"
-    if session.client_protocol_handler is not protocol.ProtocolHandler:
-        return f"the session uses its own protocol handler {session.client_protocol_handler!r}"
-    return None
-
-
 def _enable_session(session: Session, options: _Options) -> dict[str, str]:
     """Turn the session-level parts of ``options`` on; the reasons of those left off."""
     whys: dict[str, str] = {}
-    kept = _session_off(session)
+    kept = _support.session_off(session)
     why = _turned_off("rows") if options.rows is None else decoding.turn_on(session, options.rows)
     if why is not None:
         decoding.disable(session)
@@ -248,8 +238,7 @@ def status(target: DriverCluster | Session, *, asked: _Options | None = None) ->
         if options is None:
             parts[name] = Part(name, False, "not enabled: pyfactories.enable(cluster)")
             continue
-        why = (_turned_off(name) if not _asked(options, name) else
-               target.column_encryption_policy is not None and "the cluster uses a column encryption policy"
+        why = (_turned_off(name) if not _asked(options, name) else _support.cluster_off(target)
                or {"rows": _support.rows_off, "binds": _support.binds_off, "futures": _support.futures_off}[name]())
         parts[name] = (Part(name, False, why) if why else
                        Part(name, True, ON[name].format(options.rows) + ", for every session it connects"))

@@ -100,6 +100,24 @@ def connection_off() -> str | None:
     return None
 
 
+CLUSTER_ENCRYPTS = "the cluster uses a column encryption policy"
+
+
+def cluster_off(cluster: Any) -> str | None:
+    """Why no session-level part (rows, binds, futures) can run for ``cluster``'s sessions, or None."""
+    return CLUSTER_ENCRYPTS if cluster.column_encryption_policy is not None else None
+
+
+def session_off(session: Any) -> str | None:
+    """Why no session-level part can run on ``session`` (the driver's path must keep it), or None."""
+    from cassandra import protocol
+
+    why = cluster_off(session.cluster)
+    if why is None and session.client_protocol_handler is not protocol.ProtocolHandler:
+        why = f"the session uses its own protocol handler {session.client_protocol_handler!r}"
+    return why
+
+
 def missing_internals(internals: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The dotted names of ``internals`` (default :data:`CONNECTION_INTERNALS`) the installed driver lacks;
     a reactor module that cannot be imported counts as present (the connection says why it is off)."""

@@ -158,13 +158,7 @@ def is_enabled(session: Session) -> bool:
 
 def why_not(session: Session) -> str | None:
     """Why rows cannot be built while decoding for ``session``, or None."""
-    if not AVAILABLE:
-        return UNAVAILABLE_REASON
-    if session.cluster.column_encryption_policy is not None:
-        return "the cluster uses a column encryption policy"
-    if session.client_protocol_handler is not protocol.ProtocolHandler:
-        return f"the session uses its own protocol handler {session.client_protocol_handler!r}"
-    return None
+    return UNAVAILABLE_REASON if not AVAILABLE else _support.session_off(session)
 
 
 def turn_on(session: Session, rows: str = "named") -> str | None:
