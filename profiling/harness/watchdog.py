@@ -6,7 +6,8 @@ ended and failed) and, where there is one, a progress counter (responses decoded
 instrumented) a few times a second and gives up when
 
 * requests fail and none succeeds for ``failing_s`` (a dead node: every request fails at once
-  with ``NoHostAvailable``), or
+  with ``NoHostAvailable``), or the driver holds no host up for ``failing_s`` (every request
+  sent then fails, though a pattern that counts its failures only at the end has not seen one), or
 * nothing moves for ``stalled_s``: no request sent, none ended and no response decoded (a node
   that stopped answering without closing its connections, which with ``timeout=None`` the
   driver would wait for for ever; or ``future_full_throttle`` once it has sent every request,
@@ -71,9 +72,12 @@ class Watchdog:
         moved_at = time.monotonic()
         ok_errors = t.errors  # errors counted when the last success was seen
         failing_since: float | None = None
+        down_since: float | None = None
         while not self._ended.wait(POLL_S):
             now = time.monotonic()
-            seen = (t.ok, t.errors, t.sent if self.reachable() else last[2], self.progress())
+            reachable = self.reachable()
+            down_since = None if reachable else (down_since or now)
+            seen = (t.ok, t.errors, t.sent if reachable else last[2], self.progress())
             if seen != last:
                 moved_at = now
             if seen[0] != last[0]:
@@ -85,6 +89,10 @@ class Watchdog:
                 kinds = ", ".join(f"{k}: {n}" for k, n in sorted(t.error_kinds.items()))
                 self._give_up(f"requests failing: {seen[1] - ok_errors} errors and no success for "
                               f"{self.failing_s:.0f} s ({kinds})")
+                return
+            if down_since is not None and now - down_since >= self.failing_s:
+                self._give_up(f"requests failing: no host up for {self.failing_s:.0f} s "
+                              f"({seen[1] - ok_errors} errors and no success so far)")
                 return
             if now - moved_at >= self.stalled_s:
                 self._give_up(f"nothing answered for {self.stalled_s:.0f} s "

@@ -127,7 +127,8 @@ def test_killed_node_ends_every_pattern_in_bounded_time_with_partial_results(own
     late = [name for name, s in sessions.items() if s.ended is None]
     for name in late:
         sessions[name].proc.kill()
-    assert not late, f"still running {BOUND_S:.0f} s after the node was killed: {late}"
+    tails = {name: "".join(sessions[name].lines[-30:]) for name in late}
+    assert not late, f"still running {BOUND_S:.0f} s after the node was killed: {late}\n{tails}"
     took = {name: round(s.ended - killed, 1) for name, s in sessions.items()}
     print(f"seconds from the kill to each session's exit: {took}")
     record_property("kill_to_exit_s", took)

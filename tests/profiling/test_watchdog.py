@@ -65,8 +65,23 @@ def test_requests_being_sent_count_as_movement():
 
 
 def test_requests_sent_while_no_host_is_up_are_not_movement():
-    dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: False)
+    dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: False, failing_s=10.0)
     assert stop.is_set() and 0.9 < took < 2.5 and dog.reason.startswith("nothing answered")
+
+
+def test_no_host_up_for_the_failing_time_stops_the_run():
+    """A pattern that counts its failures only once it has sent everything (``future_full_throttle``)
+    sees none while the driver holds no host up: that is a dead node, not a stall to wait out."""
+    up = iter([True] * 2)
+    dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: next(up, False), stalled_s=30.0)
+    assert stop.is_set() and took < 3.0
+    assert dog.reason.startswith("requests failing: no host up for")
+
+
+def test_a_host_down_for_less_than_the_failing_time_is_not_a_reason_to_stop():
+    flaps = iter(range(10**9))
+    dog, stop, _ = _run(lambda t: t.sending(), seconds=2.0, reachable=lambda: next(flaps) % 4 != 0)
+    assert not stop.is_set() and dog.reason is None
 
 
 class Answered:
