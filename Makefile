@@ -62,11 +62,14 @@ help:
 	@echo "make wheel       a binary wheel in dist/ (repaired to manylinux when auditwheel can)"
 	@echo "make wheels      manylinux wheels for every CPython 3.11+ here, and the sdist, in dist/"
 
+# uv installs into the environment (in seconds where pip takes minutes); pip stays in it for the
+# commands and tests that use pip itself.
+UV := $(BIN)/uv pip install -q --python $(PY)
 $(DEPS): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --upgrade "setuptools>=77" wheel "Cython>=3.0,<4" "$(DRIVER)"
-	$(BIN)/pip install -q --no-build-isolation -e ".[dev]"
+	$(BIN)/python -m pip install -q --upgrade pip "uv>=0.5"
+	$(UV) --upgrade "setuptools>=77" wheel "Cython>=3.0,<4" "$(DRIVER)"
+	$(UV) --no-build-isolation -e ".[dev]"
 	touch $@
 
 venv: $(DEPS)
@@ -75,12 +78,14 @@ venv: $(DEPS)
 build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
+# --durations: the slowest tests, at the end of every run
+DURATIONS ?= --durations=15
 test: build
-	$(PY) -m pytest -m "not matrix"
+	$(PY) -m pytest -m "not matrix" $(DURATIONS)
 
 # The wheel with every supported driver release, each in a fresh environment, against the real node.
 test-matrix: build
-	$(PY) -m pytest -m matrix
+	$(PY) -m pytest -m matrix $(DURATIONS)
 
 test-unit: build
 	$(PY) -m pytest -m "not integration and not slow and not matrix"
@@ -147,8 +152,8 @@ wheels: $(DEPS)
 	set -e; for py in $(PYTHONS); do \
 		env=.cache/wheel-build/$$($$py -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
 		[ -x $$env/bin/python ] || $$py -m venv $$env; \
-		$$env/bin/pip install -q --disable-pip-version-check --upgrade pip $(BUILD_REQUIRES); \
-		$$env/bin/pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw .; \
+		$$env/bin/python -m pip install -q --disable-pip-version-check --upgrade pip $(BUILD_REQUIRES); \
+		$$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw .; \
 	done
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $(DIST)/raw/pyfactories-*.whl
 	rm -rf $(DIST)/raw

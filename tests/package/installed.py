@@ -3,6 +3,8 @@ environments, the built wheels, and a copy of the suite that imports the install
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -45,24 +47,60 @@ def python_tag(python: object) -> str:
     return run(python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])").stdout.strip()
 
 
-def env_with(path: Path, *installs: object, python: object = None) -> Path:
+#: uv, a dev dependency installed beside the interpreter running the tests: it makes the environments
+#: of tests that do not check installation itself in a second where pip takes ten.
+UV = Path(sys.executable).parent / "uv"
+
+
+def env_with(path: Path, *installs: object, python: object = None, installer: str = "uv") -> Path:
     """A fresh virtual environment of ``python`` (default: the one running the tests), then one
-    ``pip install`` per item, in order; returns its interpreter."""
-    run(python or sys.executable, "-m", "venv", path)
+    install per item, in order; returns its interpreter. ``installer="pip"`` for the tests of what
+    pip itself does (which driver owns the ``cassandra`` package after each install order)."""
     interpreter = path / "bin" / "python"
+    if installer == "pip":
+        run(python or sys.executable, "-m", "venv", path)
+        command: list[object] = [interpreter, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    else:
+        assert UV.exists(), f"{UV} is missing: pip install -e '.[dev]' installs it"
+        run(UV, "venv", "-q", "--python", python or sys.executable, path)
+        command = [UV, "pip", "install", "-q", "--python", interpreter]
     for item in installs:
         items = item if isinstance(item, (list, tuple)) else [item]
-        run(interpreter, "-m", "pip", "install", "-q", "--disable-pip-version-check", *items)
+        run(*command, *items)
     return interpreter
 
 
-def build_wheels(dist: Path) -> dict[str, Path]:
-    """``make wheels`` into ``dist``: the wheel of each CPython found, by tag (``cp311``, ...)."""
-    run("make", "-s", "-C", ROOT, "wheels", f"DIST={dist}")
-    wheels = {}
-    for wheel in dist.glob("pyfactories-*.whl"):
-        wheels[wheel.name.split("-")[2]] = wheel
-    return wheels
+#: What the built wheels and sdist depend on: the files an sdist carries.
+SOURCES = ("ext", "pyfactories", "setup.py", "pyproject.toml", "MANIFEST.in", "README.md")
+
+
+def _sources_key() -> str:
+    listed = run("git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "--", *SOURCES).stdout.split()
+    digest = hashlib.sha256()
+    for name in sorted(listed):
+        if (ROOT / name).is_file():
+            digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def build_wheels() -> dict[str, Path]:
+    """The wheel of each CPython found by tag (``cp311``, ...), and the sdist (``sdist``): ``make
+    wheels`` once per state of the sources, shared by every test (and every pytest run, ``make test``
+    and ``make test-matrix`` alike) under ``.cache/built``; an older state's files are removed."""
+    built = ROOT / ".cache" / "built"
+    built.mkdir(parents=True, exist_ok=True)
+    dist = built / _sources_key()
+    with open(built / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (dist / "done").exists():
+            for old in built.iterdir():
+                if old.is_dir():
+                    shutil.rmtree(old)
+            run("make", "-s", "-C", ROOT, "wheels", f"DIST={dist}")
+            (dist / "done").touch()
+    found: dict[str, Path] = {wheel.name.split("-")[2]: wheel for wheel in dist.glob("pyfactories-*.whl")}
+    (found["sdist"],) = dist.glob("pyfactories-*.tar.gz")
+    return found
 
 
 def pythons() -> dict[str, str]:

@@ -44,8 +44,8 @@ pytestmark = [pytest.mark.matrix, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory):
-    return build_wheels(tmp_path_factory.mktemp("dist"))
+def wheels():
+    return build_wheels()
 
 
 @pytest.fixture(scope="module")

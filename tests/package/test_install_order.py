@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from .installed import ROOT, env_with, run
+from .installed import build_wheels, env_with, run
 SCYLLA = "scylla-driver==3.29.12"
 CASSANDRA_OLDER = "cassandra-driver==3.29.3"  # not the release the wheel's fast path is built against
 
@@ -33,11 +33,9 @@ IMPORT = ("import json, warnings, cassandra\n"
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT)
-    (built,) = out.glob("pyfactories-*.whl")
-    return built
+def wheel():
+    """The wheel of this Python, as ``make wheels`` built it (once for the run)."""
+    return build_wheels()["cp%d%d" % sys.version_info[:2]]
 
 
 def owners(python):
@@ -47,7 +45,7 @@ def owners(python):
 @pytest.mark.parametrize("driver, extra", [(SCYLLA, ""), (SCYLLA, "[scylla]"), (CASSANDRA_OLDER, ""),
                                            (CASSANDRA_OLDER, "[cassandra]")])
 def test_the_driver_installed_first_is_left_untouched(tmp_path, wheel, driver, extra):
-    python = env_with(tmp_path / "env", driver, f"{wheel}{extra}")
+    python = env_with(tmp_path / "env", driver, f"{wheel}{extra}", installer="pip")
     dist, version = driver.split("==")
     assert owners(python) == {dist: version}
     impl, cassandra_version, rows = run(python, "-c", IMPORT).stdout.splitlines()[0].split(" ", 2)
@@ -56,13 +54,13 @@ def test_the_driver_installed_first_is_left_untouched(tmp_path, wheel, driver, e
 
 @pytest.mark.parametrize("extra, dist", [("[cassandra]", "cassandra-driver"), ("[scylla]", "scylla-driver")])
 def test_an_extra_installs_its_driver(tmp_path, wheel, extra, dist):
-    python = env_with(tmp_path / "env", f"{wheel}{extra}")
+    python = env_with(tmp_path / "env", f"{wheel}{extra}", installer="pip")
     assert list(owners(python)) == [dist]
     assert json.loads(run(python, "-c", IMPORT).stdout.splitlines()[1]) == []  # no warning
 
 
 def test_without_a_driver_the_import_says_what_to_install(tmp_path, wheel):
-    python = env_with(tmp_path / "env", wheel)
+    python = env_with(tmp_path / "env", wheel, installer="pip")
     assert owners(python) == {}
     done = run(python, "-c", "import pyfactories", ok=False)
     assert done.returncode != 0
@@ -70,7 +68,7 @@ def test_without_a_driver_the_import_says_what_to_install(tmp_path, wheel):
 
 
 def test_two_drivers_claiming_the_package_are_named_once(tmp_path, wheel):
-    python = env_with(tmp_path / "env", CASSANDRA_OLDER, SCYLLA, wheel)
+    python = env_with(tmp_path / "env", CASSANDRA_OLDER, SCYLLA, wheel, installer="pip")
     assert set(owners(python)) == {"cassandra-driver", "scylla-driver"}
     (warning,) = json.loads(run(python, "-c", IMPORT).stdout.splitlines()[1])
     assert "cassandra-driver 3.29.3 and scylla-driver 3.29.12 are both installed" in warning

@@ -13,16 +13,17 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    dist = tmp_path_factory.mktemp("dist")
-    return dist, build_wheels(dist), pythons()
+def built():
+    files = build_wheels()
+    sdist = files.pop("sdist")
+    return sdist, files, pythons()
 
 
 def test_one_wheel_per_python_and_the_sdist(built):
-    dist, wheels, found = built
+    sdist, wheels, found = built
     assert "cp311" in found and set(wheels) == set(found)
     assert all("manylinux" in w.name for w in wheels.values())
-    assert len(list(dist.glob("pyfactories-*.tar.gz"))) == 1
+    assert len(list(sdist.parent.glob("pyfactories-*.tar.gz"))) == 1 and sdist.name.endswith(".tar.gz")
 
 
 def test_every_wheel_installs_and_runs_compiled_on_its_python(built, tmp_path):
