@@ -42,8 +42,9 @@ def publish(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> list[
     cost = summary.cost_line(rows)
     if cost:
         print(cost)
-    if repeats.check_line(rows):
-        print(repeats.check_line(rows))
+    for check in (repeats.first_round_line(rows), repeats.check_line(rows)):
+        if check:
+            print(check)
     for warning, names in summary.warnings(rows).items():
         print(f"  {warning} ({names})")
     tips = advice.lines(rows)

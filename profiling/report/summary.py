@@ -132,7 +132,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" if i < 3 else "--:"
                                                            for i in range(len(HEADER))) + "|"]
     out += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
-    return "\n".join(out) + f"\n\n{LEGEND}{repeats.legend(rows)}.\n" + repeats.markdown(rows)
+    first = repeats.first_round_line(rows)
+    return ("\n".join(out) + f"\n\n{LEGEND}{repeats.legend(rows)}.\n" + repeats.markdown(rows)
+            + (f"\n{first}.\n" if first else ""))
 
 
 def one_line(row: dict[str, Any]) -> str:
