@@ -245,6 +245,7 @@ class Harness:
             raw = os.path.join(o.out, f"{name}.raw.txt")
             spy_problem = self._start_spy(child.pid, raw, spec.multiprocess) if o.pyspy else None
             self._send("go")
+            print(f"  measuring (pid {child.pid}; Ctrl-C stops it early and keeps what it measured)", flush=True)
             _kind, result = self._expect(lines, ("done",), o.timeout)
             if self._spy:
                 spy_problem = self._spy.stop()
