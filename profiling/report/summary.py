@@ -57,10 +57,12 @@ def costs(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cost_line(rows: list[dict[str, Any]]) -> str:
-    """The instrumentation's own cost over all rows in one line (each row's: :func:`costs`)."""
-    known = [c for r in rows if not r.get("failed") and (c := r.get("instrumentation_cost"))]
-    if not known:
-        return ""
+    """The instrumentation's own cost over all rows in one line (each row's: :func:`costs`; a single
+    row's, or that it was off, as :func:`costs` says it)."""
+    measured = [r for r in rows if not r.get("failed")]
+    known = [c for r in measured if (c := r.get("instrumentation_cost"))]
+    if len(measured) <= 1 or not known:
+        return costs(measured[:1])[0] if measured else ""
     us = [c["us_per_query"] for c in known]
     share = [c["share_of_cpu"] for c in known if c.get("share_of_cpu") is not None]
     of_cpu = f" = {min(share) * 100:.0f}–{max(share) * 100:.0f}% of CPU per query" if share else ""
