@@ -52,7 +52,8 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 	wheel wheels pythons sdist typecheck clean asan asan-build fuzz-long
 
 help:
-	@echo "make profile     build, start the local Cassandra, profile the default patterns (3 repeats), write flamegraphs"
+	@echo "make profile     build, start the local Cassandra, profile the driver's default vs everything on (minutes): the answer first"
+	@echo "make profile-full the full grid of patterns x factories, 3 rounds of $(PROFILE_OPS) ops, cProfile too (tens of minutes)"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
 	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
@@ -110,7 +111,11 @@ fuzz-long: asan-build
 		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --capture=sys --hypothesis-show-statistics $(FUZZ_ARGS)
 
 profile: build
-	$(PY) -m profiling run --default -n $(PROFILE_OPS) --repeat $(REPEAT) --recheck-first $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)
+	$(PY) -m profiling run --default $(if $(filter-out file,$(origin PROFILE_OPS)),-n $(PROFILE_OPS)) $(if $(filter-out file,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)
+
+.PHONY: profile-full
+profile-full: build
+	$(PY) -m profiling run --full -n $(PROFILE_OPS) --repeat $(REPEAT) $(if $(PATTERN),--pattern $(PATTERN)) $(if $(FACTORY),--factory $(FACTORY)) $(if $(CONNECTION),--connection $(CONNECTION)) $(PROFILE_ARGS)
 
 bench: build
 	$(PY) -m benchmarks.run --size full $(BENCH_ARGS)

@@ -1,7 +1,9 @@
 """``python -m profiling run|attach|record|list``: where does a Cassandra client's CPU go?
 
-``run --default`` is the short set ``make profile`` runs; ``--pattern`` and
-``--factory`` (repeatable) narrow it or choose any other combination.
+``run --default`` is the short set ``make profile`` runs: the driver as configured by default, its
+``tuple_factory`` and everything on (``pyfactories.enable(cluster)``), reads and writes, in a few
+minutes, the answer printed first; ``run --full`` is the full grid ``make profile-full`` runs.
+``--pattern`` and ``--factory`` (repeatable) narrow either or choose any other combination.
 ``attach --pid PID --duration S`` samples a running service; ``record -- COMMAND ...``
 runs your program and profiles it from start to exit.
 """
@@ -21,9 +23,17 @@ from .harness.runner import Options
 from .harness.session import run_session
 from .harness.workload import COLUMN_TYPES, STATEMENTS
 
-DEFAULT_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
-DEFAULT_FACTORIES = ["tuple", "named_tuple", "cached_named_tuple", "fastpath_named"]  # those available()
-DEFAULT_OPS = 10000
+#: The short default set: one request at a time, and a pipeline (their costs differ the most) x the
+#: driver's default, its cheapest factory and everything on; rounds interleaved, no cProfile pass.
+DEFAULT_PATTERNS = ["sync", "callback_full_pipeline"]
+DEFAULT_FACTORIES = ["named_tuple", "tuple", factories.EVERYTHING_ON.name]
+DEFAULT_OPS, DEFAULT_ROUNDS, DEFAULT_PROFILER = 5000, 3, "pyspy"
+#: The full grid (``--full``): more patterns, our factories and the fast path on the driver's connection too.
+FULL_PATTERNS = ["sync", "future_full_pipeline", "callback_full_pipeline", "execute_concurrent"]
+FULL_FACTORIES = ["named_tuple", "tuple", "cached_named_tuple", "fastpath_named", factories.EVERYTHING_ON.name]
+FULL_OPS, FULL_ROUNDS, FULL_PROFILER = 10000, 3, "both"
+#: Any other selection: every pattern (or those named) x the factories named.
+OTHER_OPS, OTHER_ROUNDS, OTHER_PROFILER = 10000, 1, "both"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,9 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="profile patterns x factories against a cluster",
                          epilog="row factories:\n" + factories.describe(),
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--default", action="store_true",
-                     help=f"the short default set: {', '.join(DEFAULT_PATTERNS)} x "
-                          f"{', '.join(DEFAULT_FACTORIES)}, reads and writes, -n {DEFAULT_OPS}")
+    sets = run.add_mutually_exclusive_group()
+    sets.add_argument("--default", action="store_true",
+                      help=f"the short default set: {', '.join(DEFAULT_PATTERNS)} x {', '.join(DEFAULT_FACTORIES)}, "
+                           f"reads and writes, -n {DEFAULT_OPS}, {DEFAULT_ROUNDS} rounds, py-spy only (minutes)")
+    sets.add_argument("--full", action="store_true",
+                      help=f"the full grid: {', '.join(FULL_PATTERNS)} x {', '.join(FULL_FACTORIES)}, reads and "
+                           f"writes, -n {FULL_OPS}, {FULL_ROUNDS} rounds, py-spy and cProfile")
     run.add_argument("-p", "--pattern", action="append", choices=list(PATTERNS), metavar="PATTERN",
                      help="an execution pattern (repeatable; `list` names them)")
     run.add_argument("-f", "--factory", action="append", metavar="NAME|module:function",
@@ -45,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(cached_named_tuple_factory), a qualified name (pyfactories.dict_factory) or any "
                           "importable module:function; bare dict_factory and ordered_dict_factory mean the "
                           "driver's")
-    run.add_argument("-n", "--num-ops", type=int, help=f"operations per run (default {DEFAULT_OPS})")
+    run.add_argument("-n", "--num-ops", type=int, help=f"operations per run (default {DEFAULT_OPS} with --default, "
+                                                       f"else {FULL_OPS})")
     run.add_argument("-H", "--hosts", help="comma-separated contact points of your cluster "
                                            "(default: start or reuse the project's local node)")
     run.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
@@ -80,17 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     kind = run.add_mutually_exclusive_group()
     kind.add_argument("--read", action="store_true", help="selects only")
     kind.add_argument("--write", action="store_true", help="inserts only")
-    run.add_argument("--profiler", choices=["none", "cprofile", "pyspy", "both"], default="both",
-                     help="besides the instrumentation (default both)")
+    run.add_argument("--profiler", choices=["none", "cprofile", "pyspy", "both"],
+                     help=f"besides the instrumentation (default {DEFAULT_PROFILER} with --default, else both)")
     run.add_argument("--rate", type=int, default=500, help="py-spy samples per second (default 500)")
     run.add_argument("--native", action="store_true",
                      help="py-spy --native: the driver's compiled modules show in the flamegraphs by .so name, "
                           "but py-spy then pauses the client for every sample (about half the throughput)")
     run.add_argument("--cprofile-ops", type=int, help="operations of the cProfile pass (default n/4)")
     run.add_argument("--out", help="output folder (default profiles/<timestamp>)")
-    run.add_argument("--repeat", type=int, default=1, metavar="N",
-                     help="run each combination N times, round-robin over the combinations; the table shows "
-                          "medians and min-max, and marks rows whose CPU/op differs by more than 10%% (default 1)")
+    run.add_argument("--repeat", type=int, metavar="N",
+                     help="run each combination N times (rounds), round-robin over the combinations; the table "
+                          "shows medians and min-max, and marks rows whose CPU/op differs by more than 10%% "
+                          f"(default {DEFAULT_ROUNDS} with --default or --full, else 1)")
     run.add_argument("--node-warmup", type=float, default=5.0, metavar="SECONDS",
                      help="before a workload's first run, load the node with it for at least SECONDS and until "
                           "its throughput stops climbing (0: no node warm-up; default 5)")
@@ -143,10 +159,23 @@ def add_service_commands(sub: Any) -> None:
     record.add_argument("command_line", nargs=argparse.REMAINDER, metavar="COMMAND ...")
 
 
+def chosen_set(args: argparse.Namespace) -> tuple[list[str], list[str], int, int, str]:
+    """(patterns, factories, ops, rounds, profiler) of ``--default``, ``--full`` or another selection,
+    before the flags that override them."""
+    usable = [*factories.available(), *factories.CONFIGURATIONS]
+    if args.default:
+        return (DEFAULT_PATTERNS, [f for f in DEFAULT_FACTORIES if f in usable], DEFAULT_OPS, DEFAULT_ROUNDS,
+                DEFAULT_PROFILER)
+    if args.full:
+        return FULL_PATTERNS, [f for f in FULL_FACTORIES if f in usable], FULL_OPS, FULL_ROUNDS, FULL_PROFILER
+    return list(PATTERNS), [factories.REFERENCE], OTHER_OPS, OTHER_ROUNDS, OTHER_PROFILER
+
+
 def options(args: argparse.Namespace, argv: list[str]) -> Options:
-    patterns = args.pattern or (DEFAULT_PATTERNS if args.default else list(PATTERNS))
-    typed = args.factory or ([f for f in DEFAULT_FACTORIES if f in factories.available()]
-                             if args.default else [factories.REFERENCE])
+    set_patterns, set_factories, ops, rounds, profiler = chosen_set(args)
+    patterns = args.pattern or set_patterns
+    typed = args.factory or set_factories
+    args.repeat = rounds if args.repeat is None else args.repeat
     # an unknown name or a broken module:function fails here, before any run
     chosen = [factories.resolve(name).name for name in typed]
     reactor = args.connection_class or client.default_reactor()
@@ -164,14 +193,14 @@ def options(args: argparse.Namespace, argv: list[str]) -> Options:
             raise ValueError(f"{flag} must not be negative")
     return Options(
         patterns=list(dict.fromkeys(patterns)), factories=list(dict.fromkeys(chosen)), kinds=kinds,
-        num_ops=args.num_ops or DEFAULT_OPS, threads=args.threads,
+        num_ops=args.num_ops or ops, threads=args.threads,
         concurrency=args.concurrency, processes=args.processes, retries=args.retries,
         num_columns=args.num_columns, column_type=args.column_type, rows_per_query=args.rows_per_query,
         hosts=[h.strip() for h in (args.hosts or "").split(",") if h.strip()], port=args.port,
         connection_class=reactor, connection=args.connection, protocol_version=args.protocol_version, keyspace=args.keyspace,
         statement=args.statement, request_timeout=args.request_timeout,
         instrumentation=args.instrumentation == "on",
-        keep_data=args.keep_data, profiler=args.profiler, rate=args.rate, native=args.native,
+        keep_data=args.keep_data, profiler=args.profiler or profiler, rate=args.rate, native=args.native,
         cprofile_ops=args.cprofile_ops, repeat=args.repeat, warmup_s=args.node_warmup,
         warmup_max_s=args.node_warmup_max, warmup=args.client_warmup, recheck_first=args.recheck_first,
         out=args.out or f"profiles/{time.strftime('%Y%m%d-%H%M%S')}",

@@ -91,8 +91,27 @@ class Factory:
         """The other names that mean this factory wherever a factory is named."""
         return [n for n, f in TYPED.items() if f is self and n != self.name]
 
+    @property
+    def whole_client(self) -> bool:
+        """A configuration of the whole client (:data:`CONFIGURATIONS`), set on the cluster before it
+        connects, rather than a row factory a connected session takes."""
+        return self.family == CONFIGURATION
+
+    def before_connect(self, cluster: Any) -> None:
+        """What a whole-client configuration does to a ``Cluster`` before ``connect()`` (nothing for a
+        row factory): ``pyfactories.enable(cluster)``, the README's one call, every part on."""
+        if self.whole_client:
+            import pyfactories
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a part this build cannot run: status says
+                pyfactories.enable(cluster)
+
     def apply(self, session: Session) -> None:
-        """Make ``session`` return rows of this factory from its next query on."""
+        """Make ``session`` return rows of this factory from its next query on (a whole-client
+        configuration was applied by :meth:`before_connect`: its session is left as it connected)."""
+        if self.whole_client:
+            return
         if _fastpath_enabled(session):
             import pyfactories
 
@@ -175,6 +194,16 @@ FACTORIES: tuple[Factory, ...] = (
     _PY_CLASS,
 )
 BY_NAME: dict[str, Factory] = {f.name: f for f in FACTORIES}
+
+#: The family of whole-client configurations: not row factories (the benchmarks, which compare row
+#: factories, never see them), but what the profiler also runs wherever a factory is named.
+CONFIGURATION = "configuration"
+#: The README's one call, ``pyfactories.enable(cluster)`` before ``connect()``: our connection class,
+#: named rows built while decoding, compiled binding, leaner futures. Its requests name the driver's
+#: default row factory, so it replaces ``named_tuple``.
+EVERYTHING_ON = Factory("everything_on", "cassandra.query", "named_tuple_factory", CONFIGURATION, "named", "all_on",
+                        "everything on (`pyfactories.enable(cluster)`)", "#2a9d8f", counterpart="named_tuple")
+CONFIGURATIONS: dict[str, Factory] = {EVERYTHING_ON.name: EVERYTHING_ON}
 #: The reference every ratio is taken against.
 REFERENCE = "tuple"
 #: The families that are pyfactories' own work.
@@ -199,6 +228,8 @@ def resolve(name: str) -> Factory:
     """A factory by any name a user may type (module docstring), or ``module:function``."""
     if name in TYPED:
         return TYPED[name]
+    if name in CONFIGURATIONS:
+        return CONFIGURATIONS[name]
     if ":" in name:
         module_name, _, attr = name.partition(":")
         try:
@@ -209,7 +240,7 @@ def resolve(name: str) -> Factory:
             raise ValueError(f"{name!r} is not callable")
         known = next((f for f in FACTORIES if not f.fastpath and f.row_factory is factory), None)
         return known or Factory(name, module_name, attr, "custom", "custom", attr[:12], f"`{name}`")
-    raise ValueError(f"unknown factory {name!r}; choose one of {', '.join(BY_NAME)}, a function name such as "
+    raise ValueError(f"unknown factory {name!r}; choose one of {', '.join([*BY_NAME, *CONFIGURATIONS])}, a function name such as "
                      "cached_named_tuple_factory or pyfactories.dict_factory, or module:function")
 
 
@@ -235,12 +266,12 @@ def grouped(present: Iterable[str]) -> list[str]:
 
 def label(name: str) -> str:
     """A factory's label for narrow columns (its own name when it is not registered)."""
-    f = BY_NAME.get(name)
+    f = BY_NAME.get(name) or CONFIGURATIONS.get(name)
     return f.short if f else name
 
 
 def color(name: str) -> str:
-    f = BY_NAME.get(name)
+    f = BY_NAME.get(name) or CONFIGURATIONS.get(name)
     return f.color if f else OTHER_COLOR
 
 
@@ -305,6 +336,7 @@ def describe() -> str:
     for family in FAMILIES:
         entries = [f"{f.name} ({', '.join(f.aliases)})" if f.aliases else f.name for f in of_family(family)]
         lines.append(f"  {DESCRIPTIONS[family]}: " + "; ".join(entries))
+    lines.append("  the whole client: " + "; ".join(f"{c.name} ({c.label})" for c in CONFIGURATIONS.values()))
     lines.append("  or module:function for your own. Bare dict_factory/ordered_dict_factory mean the driver's; "
                  "ours are pyfactories.dict_factory/pyfactories.ordered_dict_factory.")
     return "\n".join(lines)

@@ -162,7 +162,8 @@ def main() -> int:
         return 2
     healthy = True
     try:
-        say("ready", {"pid": os.getpid()})
+        client = getattr(runner, "client", None)  # a pool's workers each have their own
+        say("ready", {"pid": os.getpid(), "pyfactories": client.parts() if client else None})
         if sys.stdin.readline().strip() != "go":
             return 0
         measured = Pass(runner, stop, region_call_ns)

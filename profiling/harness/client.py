@@ -135,6 +135,12 @@ class Client:
             options["wait"] = self.recorder.wait
         return Context(self.session, self.request, request_timeout=self.request_timeout, **options)
 
+    def parts(self) -> dict[str, bool]:
+        """Which of pyfactories' parts this client's session runs (``pyfactories.status``)."""
+        import pyfactories
+
+        return {name: part.on for name, part in pyfactories.status(self.session).items()}
+
     def close(self) -> None:
         self.cluster.shutdown()
 
@@ -142,16 +148,19 @@ class Client:
 def open_client(spec: RunSpec) -> Client:
     """Connect, apply the row factory, instrument (unless the spec says not to), prepare the
     workload's statement."""
-    from ..cluster import connect
+    from ..cluster import open_cluster
     from ..factories import resolve
 
     options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class, spec.connection),
                                "request_timeout": spec.request_timeout}
     if spec.protocol_version:
         options["protocol_version"] = spec.protocol_version
-    cluster, session = connect(spec.contact(), **options)
+    factory = resolve(spec.factory)
+    cluster = open_cluster(spec.contact(), **options)
     try:
-        resolve(spec.factory).apply(session)
+        factory.before_connect(cluster)  # a whole-client configuration: pyfactories.enable(cluster)
+        session = cluster.connect()
+        factory.apply(session)
         recorder = instrument.Recorder()
         if spec.instrumentation:
             hooks.instrument_session(session, recorder)

@@ -80,6 +80,28 @@ def check_line(rows: list[dict[str, Any]]) -> str:
     return ""
 
 
+def first_round_line(rows: list[dict[str, Any]]) -> str:
+    """The warm-up check of interleaved rounds: the session's very first run (round 1 of the first
+    combination) against the later rounds of the same combination; nothing without later rounds."""
+    if not rows or not rows[0].get("repeats"):
+        return ""
+    runs = [r for r in rows[0]["repeats"] if _measured(r) and r.get("repeat") != CHECK]
+    first = next((r for r in runs if r.get("repeat") == 1), None)
+    later = [r["cpu_us_per_op"] for r in runs if r.get("repeat") != 1]
+    if first is None or not later:
+        return ""
+    cpu, low, high = first["cpu_us_per_op"], min(later), max(later)
+    if low <= cpu <= high:
+        verdict = "within their range: no warm-up artefact"
+    elif high * (1 + NOISY_SPREAD) >= cpu >= low / (1 + NOISY_SPREAD):
+        verdict = f"{cpu / (high if cpu > high else low) - 1:+.0%} off their range, inside the {NOISY_SPREAD:.0%} noise mark"
+    else:
+        verdict = (f"{cpu / high - 1:+.0%} above them: the first run paid for a warm-up" if cpu > high
+                   else f"{cpu / low - 1:+.0%} below them")
+    return (f"warm-up check: {' '.join(key(rows[0]))}, the session's first run, {cpu:.0f} µs CPU/query; "
+            f"its later rounds {low:.0f}–{high:.0f}: {verdict}")
+
+
 def _measured(run: dict[str, Any]) -> bool:
     return not run.get("failed") and run.get("cpu_us_per_op") is not None
 

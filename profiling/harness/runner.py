@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .. import factories as registry
 from ..cluster import Contact
 from ..node import protocol
 from ..report import summary
@@ -43,6 +44,7 @@ from . import repeats, warmup
 from .child import PREFIX
 from .patterns import PATTERNS
 from .processes import kill_group, reader, wait_exited
+from .progress import Progress
 from .spec import Measurement, RunSettings, RunSpec
 from .workload import Workload
 
@@ -102,10 +104,10 @@ class Options(RunSettings):
         return RunSpec(pattern=pattern, factory=factory, workload=self.workload(kind), **self.settings())
 
     def combos(self) -> list[tuple[str, str, str]]:
-        """(kind, pattern, factory); an INSERT returns no rows, so writes use the first factory."""
+        """(kind, pattern, factory), the configurations of a pattern next to each other."""
         out = []
         for kind in self.kinds:
-            factories = self.factories if kind == "read" else self.factories[:1]
+            factories = self.factories if kind == "read" else for_writes(self.factories)
             out += [(kind, p, f) for p in self.patterns for f in factories]
         return out
 
@@ -115,6 +117,19 @@ class Options(RunSettings):
         if self.recheck_first and order:
             order.append((repeats.CHECK, order[0][1]))
         return order
+
+
+#: The driver's factories writes run, when they are among a session's: an INSERT returns no rows, so
+#: the two do the same work, and the gap between them is the noise of the measurement.
+WRITE_FACTORIES = ("named_tuple", "tuple")
+
+
+def for_writes(factories: list[str]) -> list[str]:
+    """The configurations writes run: the driver's :data:`WRITE_FACTORIES` and the whole-client
+    configurations (``everything_on``: its binding, futures and connection class act on writes too)
+    among ``factories``, else the first one (a row factory alone changes nothing in a write)."""
+    chosen = [f for f in factories if f in WRITE_FACTORIES or registry.resolve(f).whole_client]
+    return chosen or factories[:1]
 
 
 class ChildEnded(Exception):
@@ -173,24 +188,27 @@ class Harness:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
         try:
             order = self.opts.plan()
+            progress = Progress(len(order), len({combo[0] for _, combo in order}) if self.opts.warmup_s > 0 else 0)
+            print(f"[profiling] {len(order)} runs of {self.opts.num_ops} queries (Ctrl-C stops the current run early "
+                  "and keeps what it measured)", flush=True)
             for n, (repeat, (kind, pattern, factory)) in enumerate(order, 1):
                 if self.stopping:
                     break
                 if kind not in self.warmups:  # the node, once per workload, before its first run
                     self.warmups[kind] = warmup.session_warm_up(self.opts, kind, lambda: self.stopping)
+                    progress.warmed(self.warmups[kind].get("seconds", 0.0))
                     if self.stopping:  # Ctrl-C during the warm-up
                         break
                 label = "" if self.opts.repeat == 1 and repeat == 1 else (
                     " (warm-up check: the first run again)" if repeat == repeats.CHECK
-                    else f" (repeat {repeat}/{self.opts.repeat})")
-                print(f"[profiling] {n}/{len(order)} {kind} {pattern} {factory}{label}", flush=True)
+                    else f" (round {repeat}/{self.opts.repeat})")
                 try:
                     row = self.run_one(kind, pattern, factory, repeat)
                 except KeyboardInterrupt:
                     break
                 row["repeat"] = repeat
                 self.runs.append(row)
-                print("  " + summary.one_line(row), flush=True)
+                print(progress.ran(n, f"{kind} {pattern} {factory}{label}", row), flush=True)
                 self.rows = repeats.combine(self.runs)
                 for r in self.rows:
                     if r["workload"] in self.warmups:
@@ -221,6 +239,9 @@ class Harness:
             kind_, msg = self._expect(lines, ("ready", "failed"), o.timeout)
             if kind_ == "failed":
                 return _failed(row, msg["error"])
+            row["pyfactories"] = msg.get("pyfactories")  # the parts on in the measured client
+            if (row["pyfactories"] or {}).get("connection"):
+                row["connection"] = "pyfactories"
             raw = os.path.join(o.out, f"{name}.raw.txt")
             spy_problem = self._start_spy(child.pid, raw, spec.multiprocess) if o.pyspy else None
             self._send("go")

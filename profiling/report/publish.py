@@ -1,5 +1,7 @@
-"""Every report of a profile at once: ``summary.json``, ``summary.md`` and ``index.html`` written,
-the table, the instrumentation's cost, the warm-up check, the warnings and the advice printed.
+"""Every report of a profile at once: ``summary.json``, ``summary.md`` and ``index.html`` written;
+printed: the answer first (:mod:`profiling.report.answer`: CPU per query, where it goes, what everything
+on saves, one line per finding), then the table, the instrumentation's cost in one line, the warm-up
+check and the warnings (each once); the advice per row when there is no answer to give.
 
 The harness (:mod:`profiling.harness.runner`) and the profiles of a program of your own
 (:mod:`profiling.service.results`) both end here, each with the header lines of its own.
@@ -13,7 +15,7 @@ import time
 from typing import Any
 
 from ..harness import repeats
-from . import advice, summary
+from . import advice, answer, summary
 
 
 def driver_version() -> str:
@@ -33,17 +35,20 @@ def publish(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> list[
     advice.annotate(rows)
     paths = [summary.write_json(rows, out), summary.write_markdown(rows, out, meta),
              summary.write_html(rows, out, meta)]
-    print("\n" + summary.table(rows))
-    costs = summary.costs(rows)
-    if costs:
-        print("\n".join(costs))
-    if repeats.check_line(rows):
-        print(repeats.check_line(rows))
-    for row in rows:
-        for w in row.get("warnings", []):
-            print(f"  {row['workload']} {row['pattern']} {row['factory']}: {w}")
+    first = answer.lines(rows)
+    if first:
+        print("\n" + "\n".join(first))
+    print("\nthe details (per combination; every figure in summary.json):\n" + summary.table(rows))
+    cost = summary.cost_line(rows)
+    if cost:
+        print(cost)
+    for check in (repeats.first_round_line(rows), repeats.check_line(rows)):
+        if check:
+            print(check)
+    for warning, names in summary.warnings(rows).items():
+        print(f"  {warning} ({names})")
     tips = advice.lines(rows)
-    if tips:
+    if tips and not answer.findings(rows):  # a selection without the driver default: the advice per row
         print("\nadvice:\n" + "\n".join(f"  - {t}" for t in tips))
     if meta.get("interrupted"):
         print(f"\n[profiling] interrupted: {meta['interrupted']}")

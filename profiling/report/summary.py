@@ -5,14 +5,16 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from typing import Any
 
 from ..harness import repeats
 from ..timing.instrument import CATEGORIES
 from ..timing.overhead import METHOD as COST_METHOD
 from ..timing.overhead import describe as describe_cost
-from . import bars
+from . import answer, bars
 from .advice import lines as advice_lines
+from .chart import answer_chart
 
 METHODS = {
     "instrumented": (
@@ -52,6 +54,36 @@ METHODS["instrumentation cost"] = COST_METHOD
 def costs(rows: list[dict[str, Any]]) -> list[str]:
     """One line per run: what the instrumentation itself cost per query."""
     return [f"{r['workload']} {r['pattern']} {r['factory']}: {describe_cost(r)}" for r in rows if not r.get("failed")]
+
+
+def cost_line(rows: list[dict[str, Any]]) -> str:
+    """The instrumentation's own cost over all rows in one line (each row's: :func:`costs`; a single
+    row's, or that it was off, as :func:`costs` says it)."""
+    measured = [r for r in rows if not r.get("failed")]
+    known = [c for r in measured if (c := r.get("instrumentation_cost"))]
+    if len(measured) <= 1 or not known:
+        return costs(measured[:1])[0] if measured else ""
+    us = [c["us_per_query"] for c in known]
+    share = [c["share_of_cpu"] for c in known if c.get("share_of_cpu") is not None]
+    of_cpu = f" = {min(share) * 100:.0f}–{max(share) * 100:.0f}% of CPU per query" if share else ""
+    return (f"instrumentation's own cost: at least {min(us):.0f}–{max(us):.0f} µs/query{of_cpu}, included in every "
+            "figure above (so ratios to the driver are conservative; each row's in summary.md)")
+
+
+def warnings(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Each distinct warning once (those that differ only in their numbers are one, said with N), with
+    the rows that have it."""
+    out: dict[str, list[str]] = {}
+    said: dict[str, str] = {}
+    for row in rows:
+        for w in row.get("warnings", []):
+            shape = _NUMBER.sub("N", w)
+            said[shape] = w if said.get(shape, w) == w else shape
+            out.setdefault(shape, []).append(f"{row['workload']} {row['pattern']} {row['factory']}")
+    return {said[w]: names[0] if len(names) == 1 else f"{len(set(names))} rows" for w, names in out.items()}
+
+
+_NUMBER = re.compile(r"\d+(\.\d+)?")
 
 
 def note_samples(row: dict[str, Any], samples: Any, rate: int, longer: str) -> None:
@@ -102,7 +134,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" if i < 3 else "--:"
                                                            for i in range(len(HEADER))) + "|"]
     out += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
-    return "\n".join(out) + f"\n\n{LEGEND}{repeats.legend(rows)}.\n" + repeats.markdown(rows)
+    first = repeats.first_round_line(rows)
+    return ("\n".join(out) + f"\n\n{LEGEND}{repeats.legend(rows)}.\n" + repeats.markdown(rows)
+            + (f"\n{first}.\n" if first else ""))
 
 
 def one_line(row: dict[str, Any]) -> str:
@@ -131,6 +165,9 @@ def write_markdown(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -
     path = os.path.join(out, "summary.md")
     with open(path, "w") as f:
         f.write(f"# Client CPU profile\n\n`{meta['command']}`\n\n{_meta_line(meta)}\n\n")
+        first = answer.lines(rows)
+        if first:
+            f.write("## The answer\n\n```\n" + "\n".join(first) + "\n```\n\n## The details\n\n")
         f.write(markdown(rows))
         f.write("\nInstrumentation's own cost:\n\n" + "".join(f"- {line}\n" for line in costs(rows)))
         tips = advice_lines(rows)
@@ -176,6 +213,11 @@ Python 3.11) and none of the driver's compiled code; use them for call counts of
 """
 
 
+def _answer_html(rows: list[dict[str, Any]]) -> str:
+    first = answer.lines(rows)
+    return f'<pre class="answer">{html.escape(chr(10).join(first))}</pre>' if first else ""
+
+
 def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> str:
     path = os.path.join(out, "index.html")
     head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER + ["shares and files"])
@@ -197,9 +239,11 @@ def write_html(rows: list[dict[str, Any]], out: str, meta: dict[str, Any]) -> st
         f.write(f"""<!doctype html><html><head><meta charset="utf-8"><title>Client CPU profile</title>
 <style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;font-size:13px}}
 td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td:nth-child(-n+3){{text-align:left}}
-.warn{{color:#a33;font-size:11px;text-align:left}} code{{background:#f4f4f4}} {bars.STYLE}</style></head><body>
+.warn{{color:#a33;font-size:11px;text-align:left}} pre.answer{{font-size:12px;background:#f8f8f8;padding:8px}} code{{background:#f4f4f4}} {bars.STYLE}</style></head><body>
 <h1>Where does the client's CPU go?</h1>
 <p><code>{html.escape(meta['command'])}</code><br>{html.escape(_meta_line(meta))}</p>
+{answer_chart(rows)}{_answer_html(rows)}
+<h2 id="details">The details, per combination</h2>
 {bars.legend()}<table><tr>{head}</tr>{''.join(body)}</table><p>{html.escape(LEGEND + repeats.legend(rows))}.</p>
 <h2>Instrumentation's own cost</h2><ul>{''.join(f"<li>{html.escape(c)}</li>" for c in costs(rows))}</ul>
 {bars.advice_html(rows)}

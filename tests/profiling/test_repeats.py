@@ -172,12 +172,23 @@ def _opts(*argv):
 
 
 def test_repeat_and_warm_up_options():
-    o = _opts("--default")
-    assert (o.repeat, o.warmup_s, o.warmup_max_s, o.warmup, o.recheck_first) == (1, 5.0, 30.0, 500, False)
+    o = _opts("--default")  # three interleaved rounds: the ratios' spread and the first run's check
+    assert (o.repeat, o.warmup_s, o.warmup_max_s, o.warmup, o.recheck_first) == (3, 5.0, 30.0, 500, False)
+    assert _opts("--default", "--repeat", "1").repeat == 1 and _opts("--pattern", "sync").repeat == 1
     o = _opts("--repeat", "3", "--node-warmup", "0", "--client-warmup", "50", "--recheck-first")
     assert (o.repeat, o.warmup_s, o.warmup, o.recheck_first) == (3, 0.0, 50, True)
     assert warmup.settings(o) == {"warm-up": "node: none; client 50 ops of the run's pattern",
                                   "repeats": "3, round-robin"}
+
+
+def test_the_first_run_is_checked_against_its_later_rounds():
+    def run(repeat, cpu):
+        return {"workload": "read", "pattern": "sync", "factory": "tuple", "repeat": repeat, "cpu_us_per_op": cpu,
+                "throughput_ops_s": 1.0}
+
+    assert "no warm-up artefact" in repeats.first_round_line(repeats.combine([run(1, 100), run(2, 90), run(3, 110)]))
+    assert "+50% above them" in repeats.first_round_line(repeats.combine([run(1, 150), run(2, 90), run(3, 100)]))
+    assert repeats.first_round_line(repeats.combine([run(1, 150)])) == ""
 
 
 @pytest.mark.parametrize("argv, message", [
