@@ -15,7 +15,8 @@ DEPS := $(VENV)/.deps-installed
 PATTERN ?=
 FACTORY ?=
 CONNECTION ?=
-# three runs of each combination, round-robin, of 10,000 operations each: the default set in minutes
+# `make profile` runs the default set (its own rounds and length unless these are given);
+# `make profile-full` runs the full grid with REPEAT rounds of PROFILE_OPS operations
 REPEAT ?= 3
 PROFILE_OPS ?= 10000
 PROFILE_ARGS ?=
@@ -53,7 +54,7 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
 help:
 	@echo "make profile     build, start the local Cassandra, profile the driver's default vs everything on (minutes): the answer first"
-	@echo "make profile-full the full grid of patterns x factories, 3 rounds of $(PROFILE_OPS) ops, cProfile too (tens of minutes)"
+	@echo "make profile-full the full grid of patterns x factories, 3 rounds of $(PROFILE_OPS) ops, cProfile too (its progress lines say the time left)"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
 	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
