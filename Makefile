@@ -30,6 +30,8 @@ NODES ?= 3
 # `make fuzz-long` is the same run for longer. CI runs `make asan`.
 ASAN_DIR ?= .cache/asan
 FUZZ_EXAMPLES ?= 500
+# pytest-xdist workers of the fuzz run (each property runs whole on one of them)
+FUZZ_WORKERS ?= 2
 FUZZ_LONG_EXAMPLES ?= 20000
 SANITIZER_LIBS = $(shell $${CC:-gcc} -print-file-name=libasan.so) $(shell $${CC:-gcc} -print-file-name=libubsan.so)
 # leaks: the interpreter's own at exit are not ours; a report stops the process with a non-zero status.
@@ -80,10 +82,12 @@ venv: $(DEPS)
 build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
-# --durations: the slowest tests, at the end of every run
+# --durations: the slowest tests, at the end of every run. TEST_WORKERS pytest-xdist workers: the
+# tests on the node run on one of them in order (tests/conftest.py), the others share the rest.
 DURATIONS ?= --durations=15
+TEST_WORKERS ?= 3
 test: build
-	$(PY) -m pytest -m "not matrix" $(DURATIONS)
+	$(PY) -m pytest -m "not matrix" -n $(TEST_WORKERS) --dist loadgroup $(DURATIONS)
 
 # The wheel with every supported driver release, each in a fresh environment, against the real node.
 test-matrix: build
@@ -105,7 +109,7 @@ asan-build: build
 
 asan: asan-build
 	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
-		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --capture=sys --hypothesis-show-statistics $(FUZZ_ARGS)
+		$(abspath $(PY)) -m pytest tests/fuzz -p no:cacheprovider -q --capture=sys -n $(FUZZ_WORKERS) $(DURATIONS) $(FUZZ_ARGS)
 
 fuzz-long: asan-build
 	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_LONG_EXAMPLES) \
@@ -158,7 +162,7 @@ wheels: $(DEPS)
 	set -e; for py in $(PYTHONS); do \
 		env=.cache/wheel-build/$$($$py -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
 		[ -x $$env/bin/python ] || $$py -m venv $$env; \
-		$$env/bin/python -m pip install -q --disable-pip-version-check --upgrade pip $(BUILD_REQUIRES); \
+		$(BIN)/uv pip install -q --python $$env/bin/python --upgrade pip $(BUILD_REQUIRES); \
 		$$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw .; \
 	done
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $(DIST)/raw/pyfactories-*.whl

@@ -82,6 +82,21 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def pytest_collection_modifyitems(config, items):
+    """``make test`` runs on several pytest-xdist workers (``--dist loadgroup``): every test that
+    talks to a node goes to one of them, in the order written, so the session's node is started and
+    stopped by one process and the keyspaces are never made or dropped by two at once; the others
+    share the tests that need no node. (Without pytest-xdist, as in the matrix's environments, there
+    is nothing to mark.)"""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "own_node" in item.fixturenames:  # a node of the test's own, on another address
+            item.add_marker(pytest.mark.xdist_group("own_node"))
+        elif "contact" in item.fixturenames or item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.xdist_group("node"))
+
+
 def pytest_terminal_summary(terminalreporter):
     if why := _node_exited():
         terminalreporter.write_sep("=", "the local Cassandra node exited during the run", red=True)

@@ -11,6 +11,7 @@ one warning naming what is off and why, and the driver's own path.
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -41,6 +42,8 @@ UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ign
         "--ignore=tests/package/test_import_cycles.py", "-m", "not integration and not slow and not matrix"]
 
 pytestmark = [pytest.mark.matrix, pytest.mark.integration]
+#: Runs at once: they wait on the node and on their processes more than they compute.
+PARALLEL_RUNS = 3
 
 
 @pytest.fixture(scope="module")
@@ -87,11 +90,37 @@ print(json.dumps({"driver": [_driver.distribution(), cassandra.__version__], "fi
 """
 
 
-@pytest.mark.parametrize("driver", RELEASES)
-def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, contact, tmp_path):
-    python = env_with(tmp_path / "env", [driver, wheels["cp311"], *TEST_TOOLS])
+def _release_run(driver, wheels, suite, contact, where):
+    """The quick start's output on ``driver``, then its subset of the suite run against the wheel."""
+    python = env_with(where / "env", [driver, wheels["cp311"], *TEST_TOOLS])
     found = json.loads(run(python, "-c", QUICK_START, env=against(contact), cwd=suite).stdout.splitlines()[-1])
-    assert found["driver"] == driver.split("==") and found["file"].startswith(str(tmp_path))
+    futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
+    return where, found, run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p",
+                             "no:cacheprovider", env=against(contact), cwd=suite, ok=False)
+
+
+def _unit_run(tag, python, wheels, suite, where):
+    env = env_with(where / tag, [REFERENCE_RELEASE, wheels[tag], *TEST_TOOLS], python=python)
+    return run(env, "-m", "pytest", *UNIT, "-q", "-p", "no:cacheprovider", cwd=suite, ok=False)
+
+
+@pytest.fixture(scope="module")
+def runs(wheels, suite, contact, tmp_path_factory):
+    """Every release's run and every Python's unit suite, started together on a few threads (each
+    waits mostly on the node or on its own process): a test then takes its own run's result."""
+    where = tmp_path_factory.mktemp("runs")
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+        yield {
+            **{driver: pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
+               for i, driver in enumerate(RELEASES)},
+            **{tag: pool.submit(_unit_run, tag, python, wheels, suite, where) for tag, python in pythons().items()},
+        }
+
+
+@pytest.mark.parametrize("driver", RELEASES)
+def test_the_fast_path_and_connection_tests_pass_on(driver, runs):
+    where, found, done = runs[driver].result()
+    assert found["driver"] == driver.split("==") and found["file"].startswith(str(where))
     assert (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
     status = found["status"]
     assert status["connection"]["why"].startswith("TimerQueueLibevConnection")
@@ -101,15 +130,12 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, wheels, suite, conta
         assert [name for name, part in status.items() if not part["on"]] == ["futures"], found
         assert "ResponseFuture differs from cassandra-driver's" in status["futures"]["why"]
         assert len(found["warnings"]) == 1 and "futures is off: " in found["warnings"][0], found
-    futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
-    pytest_passed(run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p", "no:cacheprovider",
-                      env=against(contact), cwd=suite, ok=False))
+    pytest_passed(done)
 
 
-def test_the_unit_suite_passes_from_each_wheel_on_its_python(wheels, suite, tmp_path):
-    for tag, python in pythons().items():
-        env = env_with(tmp_path / tag, [REFERENCE_RELEASE, wheels[tag], *TEST_TOOLS], python=python)
-        pytest_passed(run(env, "-m", "pytest", *UNIT, "-q", "-p", "no:cacheprovider", cwd=suite, ok=False))
+def test_the_unit_suite_passes_from_each_wheel_on_its_python(runs):
+    for tag in pythons():
+        pytest_passed(runs[tag].result())
 
 
 # On every other Python: the factories against the specification, and rows through the fast path
