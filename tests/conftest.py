@@ -1,12 +1,17 @@
 """Shared fixtures: every factory test runs against both implementations (ids ``c`` and ``py``)."""
 
+import fcntl
 import importlib
-from contextlib import ExitStack
+import os
+import shutil
+import tempfile
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 import cassandra
 import pytest
 
-from profiling.cluster import reach
+from profiling.cluster import Contact, reach
 from profiling import node
 from profiling.node import NodeError
 from hypothesis import settings
@@ -52,7 +57,7 @@ def contact():
     """
     with ExitStack() as stack:
         try:
-            found = stack.enter_context(reach(say=lambda _msg: None))
+            found = stack.enter_context(_shared_node() if RUN_DIR in os.environ else reach(say=lambda _msg: None))
         except NodeError as exc:
             pytest.fail(f"these tests need a Cassandra node and none could be started:\n{exc}", pytrace=False)
         check = node.exit_watch()
@@ -82,19 +87,58 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+#: Under pytest-xdist (``make test``): a folder the workers of the run share, named to them by the
+#: controlling process in this variable (set before they start).
+RUN_DIR = "PYFACTORIES_TEST_RUN_DIR"
+TESTS = Path(__file__).resolve().parent
+
+
+@contextmanager
+def _shared_node():
+    """The run's node under pytest-xdist: the first worker that needs it starts it (or finds it
+    running, or the cluster of ``PYFACTORIES_HOSTS``) while the others wait on a lock, then all use
+    it; the controlling process stops it at the end if a worker started it (``pytest_unconfigure``)."""
+    shared = Path(os.environ[RUN_DIR])
+    with open(shared / "node.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        started, hosts = node.ensure_up(quiet=True)
+        if started:
+            (shared / "node.started").touch()
+    yield Contact(hosts, node.port(), local=not node.external_hosts())
+
+
+def _controller(config) -> bool:
+    """The process that runs the xdist workers (``-n N``), not one of them."""
+    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
+
+
+def pytest_configure(config):
+    if _controller(config):
+        os.environ[RUN_DIR] = tempfile.mkdtemp(prefix="pyfactories-tests-")
+
+
+def pytest_unconfigure(config):
+    if _controller(config) and (shared := os.environ.pop(RUN_DIR, None)):
+        if (Path(shared) / "node.started").exists():
+            node.stop(quiet=True)
+        shutil.rmtree(shared, ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config, items):
-    """``make test`` runs on several pytest-xdist workers (``--dist loadgroup``): every test that
-    talks to a node goes to one of them, in the order written, so the session's node is started and
-    stopped by one process and the keyspaces are never made or dropped by two at once; the others
-    share the tests that need no node. (Without pytest-xdist, as in the matrix's environments, there
-    is nothing to mark.)"""
+    """``make test`` runs on several pytest-xdist workers (``--dist loadgroup``). The tests on the
+    node go to two of them in the order written: the profiler's (whose keyspaces are their own) and
+    all the others, so no two tests make or drop the same keyspace at once; the tests sharing the
+    built wheels (which one of them builds) go to one worker too; the other workers share the rest.
+    (Without pytest-xdist, as in the matrix's environments, there is nothing to mark.)"""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        if "own_node" in item.fixturenames:  # a node of the test's own, on another address
-            item.add_marker(pytest.mark.xdist_group("own_node"))
-        elif "contact" in item.fixturenames or item.get_closest_marker("integration"):
-            item.add_marker(pytest.mark.xdist_group("node"))
+        if "contact" in item.fixturenames or item.get_closest_marker("integration"):
+            group = "node-profiling" if Path(str(item.fspath)).relative_to(TESTS).parts[0] == "profiling" else "node"
+        else:
+            group = getattr(getattr(item, "module", None), "XDIST_GROUP", None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -218,7 +218,7 @@ ACTIONS = ["nothing", "clear_meta", "replace_meta", "grow_meta", "clear_plans", 
 @fuzz
 @given(action=st.sampled_from(ACTIONS), kind=st.sampled_from(KINDS), rows=st.integers(1, 4),
        where=st.sampled_from(["custom_type_prepared", "udt_class"]))
-def test_code_run_by_values_changes_nothing_the_decoder_reads(action, kind, rows, where):
+def test_code_run_by_values_changes_nothing_the_decoder_reads(action, kind, rows, where, frozen_heap):
     _Action.name, _Action.kind = action, kind
     if where == "custom_type_prepared":
         columns = [("k", cqltypes.Int32Type), ("spy", Spy), ("s", cqltypes.UTF8Type)]

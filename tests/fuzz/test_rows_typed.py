@@ -269,7 +269,7 @@ def change(cls, how):
 @given(how=st.lists(st.sampled_from(CHANGES), min_size=1, max_size=2),
        rows=st.lists(st.tuples(values, values, values), min_size=1, max_size=5),
        order=st.permutations(["a", "b", "c"]), planned_before=st.booleans())
-def test_rows_direct_fill_follows_the_class_after_it_changes(how, rows, order, planned_before):
+def test_rows_direct_fill_follows_the_class_after_it_changes(how, rows, order, planned_before, frozen_heap):
     results, held = [], []
     marker = object()  # in every row: a reference stored and never released shows in its count
     rows = [(marker,) + r[1:] for r in rows]
