@@ -84,11 +84,11 @@ build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
 # --durations: the slowest tests, at the end of every run. TEST_WORKERS pytest-xdist workers: the
-# tests on the node run on one of them in order (tests/conftest.py), the others share the rest.
+# tests on the node run in two lanes, each on one worker in order (tests/conftest.py), the rest shared.
 DURATIONS ?= --durations=15
 TEST_WORKERS ?= 3
 test: build
-	$(PY) -m pytest -m "not matrix and not node_loss" -n $(TEST_WORKERS) --dist loadgroup $(DURATIONS)
+	$(PY) -m pytest -m "not matrix and not node_loss" -n $(TEST_WORKERS) $(DURATIONS)
 
 # A node of the tests' own killed under every pattern of the profiler (minutes, the machine to itself).
 test-node-loss: build

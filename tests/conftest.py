@@ -90,7 +90,6 @@ def pytest_runtest_makereport(item, call):
 #: Under pytest-xdist (``make test``): a folder the workers of the run share, named to them by the
 #: controlling process in this variable (set before they start).
 RUN_DIR = "PYFACTORIES_TEST_RUN_DIR"
-TESTS = Path(__file__).resolve().parent
 
 
 @contextmanager
@@ -124,21 +123,30 @@ def pytest_unconfigure(config):
         shutil.rmtree(shared, ignore_errors=True)
 
 
-def pytest_collection_modifyitems(config, items):
-    """``make test`` runs on several pytest-xdist workers (``--dist loadgroup``). The tests on the
-    node go to two of them in the order written: the profiler's (whose keyspaces are their own) and
-    all the others, so no two tests make or drop the same keyspace at once; the tests sharing the
-    built wheels (which one of them builds) go to one worker too; the other workers share the rest.
-    (Without pytest-xdist, as in the matrix's environments, there is nothing to mark.)"""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if "contact" in item.fixturenames or item.get_closest_marker("integration"):
-            group = "node-profiling" if Path(str(item.fspath)).relative_to(TESTS).parts[0] == "profiling" else "node"
-        else:
-            group = getattr(getattr(item, "module", None), "XDIST_GROUP", None)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+#: The lanes of ``make test``'s pytest-xdist workers, by test file: each lane runs whole on one worker,
+#: in the order written; every other test goes to whichever worker is free. The tests on the node are
+#: in two lanes, the profiler's (whose keyspaces are its own) and the rest, so no two tests make or
+#: drop the same keyspace at once; the tests of the built wheels are in one (one of them builds them).
+LANES = {"tests/integration/": "node", "tests/benchmarks/": "node", "tests/profiling/": "profiler",
+         "tests/package/test_wheel.py": "wheels", "tests/package/test_wheels.py": "wheels",
+         "tests/package/test_install_order.py": "wheels"}
+
+
+def lane(nodeid: str) -> str | None:
+    return next((name for prefix, name in LANES.items() if nodeid.startswith(prefix)), None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduling by scope, with :data:`LANES` as the scopes and each other test a
+    scope of its own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return lane(nodeid) or nodeid
+
+    return Lanes(config, log)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -15,8 +15,6 @@ SCYLLA = "scylla-driver==3.29.12"
 CASSANDRA_OLDER = "cassandra-driver==3.29.3"  # not the release the wheel's fast path is built against
 
 pytestmark = pytest.mark.slow
-#: One pytest-xdist worker runs the tests of the built wheels (tests/conftest.py): one of them builds them.
-XDIST_GROUP = "wheels"
 
 OWNERS = (
     "import json, importlib.metadata as md\n"

@@ -8,8 +8,6 @@ import pytest
 from .installed import build_wheels
 
 pytestmark = pytest.mark.slow
-#: One pytest-xdist worker runs the tests of the built wheels (tests/conftest.py): one of them builds them.
-XDIST_GROUP = "wheels"
 
 
 def run(*cmd, cwd=None):

@@ -10,8 +10,6 @@ from pyfactories import _driver
 from .installed import SMOKE, build_wheels, env_with, pythons, run
 
 pytestmark = pytest.mark.slow
-#: One pytest-xdist worker runs the tests of the built wheels (tests/conftest.py): one of them builds them.
-XDIST_GROUP = "wheels"
 
 
 @pytest.fixture(scope="module")
