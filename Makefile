@@ -50,7 +50,7 @@ PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
 BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
-.PHONY: help venv build test test-matrix test-node-loss test-unit test-integration profile bench bench-quick \
+.PHONY: help venv build test test-matrix test-alone test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
 	wheel wheels pythons sdist typecheck clean asan asan-build fuzz-long
 
@@ -59,7 +59,7 @@ help:
 	@echo "make profile-full the full grid of patterns x factories, 3 rounds of $(PROFILE_OPS) ops, cProfile too (its progress lines say the time left)"
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
-	@echo "make test-node-loss  a node killed under every pattern of the profiler: each run ends, in bounded time"
+	@echo "make test-alone  the tests that want the machine to themselves (a killed node, measured shares), one at a time"
 	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
 	@echo "make asan        the extensions under AddressSanitizer + UBSan, and the fuzz suite run against them (minutes)"
 	@echo "make fuzz-long   the same fuzz suite for longer: FUZZ_LONG_EXAMPLES=$(FUZZ_LONG_EXAMPLES) examples per property"
@@ -88,11 +88,12 @@ build: $(DEPS)
 DURATIONS ?= --durations=15
 TEST_WORKERS ?= 3
 test: build
-	$(PY) -m pytest -m "not matrix and not node_loss" -n $(TEST_WORKERS) $(DURATIONS)
+	$(PY) -m pytest -m "not matrix and not alone" -n $(TEST_WORKERS) $(DURATIONS)
 
-# A node of the tests' own killed under every pattern of the profiler (minutes, the machine to itself).
-test-node-loss: build
-	$(PY) -m pytest -m node_loss $(DURATIONS)
+# The tests that want the machine to themselves, one at a time: a node of their own killed under every
+# pattern of the profiler, and the profiler's measured shares of planted costs.
+test-alone: build
+	$(PY) -m pytest -m alone $(DURATIONS)
 
 # The wheel with every supported driver release, each in a fresh environment, against the real node.
 test-matrix: build

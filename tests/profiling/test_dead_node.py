@@ -26,8 +26,8 @@ from profiling.node import config, server
 from profiling.node.config import Node
 from tests.profiling.procs import group_gone
 
-#: Out of ``make test`` (its runs and kills want the machine to themselves): ``make test-node-loss``.
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.node_loss]
+#: Out of ``make test`` (its runs and kills want the machine to themselves): ``make test-alone``.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.alone]
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_dead_node_test"

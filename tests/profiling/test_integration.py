@@ -65,6 +65,8 @@ def test_errors_are_counted_not_hidden(session, name):
     assert t["sent"] == 40 + t["retries"]  # every request sent is counted, retries too
 
 
+#: It measures shares of CPU to within 10%: it runs with the machine to itself (make test-alone).
+@pytest.mark.alone
 @pytest.mark.parametrize("connection", ["driver", "pyfactories"])
 def test_slow_row_factory_raises_the_row_factory_share_by_its_cost(contact, tmp_path, monkeypatch, connection):
     """Both methods find the cost planted in the row factory, on the driver's connection class and on
