@@ -52,7 +52,7 @@ BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
 .PHONY: help venv build test test-matrix test-alone test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
-	wheel wheels pythons sdist typecheck clean asan asan-build fuzz-long
+	wheel wheels wheel-of pythons sdist typecheck clean asan asan-build fuzz-long
 
 help:
 	@echo "make profile     build, start the local Cassandra, profile the driver's default vs everything on (minutes): the answer first"
@@ -164,20 +164,24 @@ pythons:
 
 wheels: $(DEPS)
 	@[ -n "$(strip $(PYTHONS))" ] || { echo "no CPython 3.11+ found"; exit 1; }
-	rm -rf $(DIST)/raw && mkdir -p $(DIST)/raw
-	set -e; for py in $(PYTHONS); do \
-		env=.cache/wheel-build/$$($$py -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
-		[ -x $$env/bin/python ] || $$py -m venv $$env; \
-		$(BIN)/uv pip install -q --python $$env/bin/python --upgrade pip $(BUILD_REQUIRES); \
-		$$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw .; \
-	done
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $(DIST)/raw/pyfactories-*.whl
-	rm -rf $(DIST)/raw
-	$(PY) -m build --sdist --no-isolation --outdir $(DIST) .
+	set -e; for py in $(PYTHONS); do $(MAKE) -s wheel-of PYTHON=$$py DIST=$(DIST); done
+	$(MAKE) -s sdist DIST=$(DIST)
 	ls $(DIST)
 
+# One CPython's wheel (PYTHON=/path/to/python3.X), built in its own environment under .cache/wheel-build
+# and repaired to manylinux, into $(DIST).
+wheel-of: $(DEPS)
+	@[ -x "$(PYTHON)" ] || { echo "PYTHON=/path/to/python3.X: the CPython to build the wheel for"; exit 1; }
+	set -e; tag=$$($(PYTHON) -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
+		env=.cache/wheel-build/$$tag; raw=$(DIST)/raw-$$tag; rm -rf $$raw && mkdir -p $$raw; \
+		[ -x $$env/bin/python ] || $(PYTHON) -m venv $$env; \
+		$(BIN)/uv pip install -q --python $$env/bin/python --upgrade pip $(BUILD_REQUIRES); \
+		$$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $$raw .; \
+		PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $$raw/pyfactories-*.whl; \
+		rm -rf $$raw
+
 sdist: $(DEPS)
-	$(PY) -m build --sdist --no-isolation
+	$(PY) -m build --sdist --no-isolation --outdir $(DIST) .
 
 typecheck: $(DEPS)
 	$(BIN)/mypy --ignore-missing-imports tests/package/typing_user.py

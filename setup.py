@@ -10,11 +10,14 @@ inside the extension) and without optimisation. ``PYFACTORIES_SANITIZE=1`` build
 AddressSanitizer and UndefinedBehaviorSanitizer (``make asan``: the fuzz suite runs against it).
 ``PYFACTORIES_WERROR=1`` makes every compiler warning an error (CI builds so).
 """
+import filecmp
 import os
+import shutil
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 DEBUG = os.environ.get("PYFACTORIES_DEBUG", "") not in ("", "0")
@@ -89,6 +92,39 @@ class BuildExtOnEveryCpu(build_ext):
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
 
+    def run(self):
+        _prune(Path(self.build_lib), {self.get_ext_filename(ext.name) for ext in self.extensions}, "*.so")
+        super().run()
+
+    def copy_file(self, infile, outfile, *args, **kwargs):
+        """The in-place copy of a module (``--inplace``) leaves an identical file alone, and replaces
+        a changed one by renaming a new file over it: a process that has the old one loaded keeps
+        it intact (copying over it in place would change the code under that process)."""
+        if self.inplace and os.path.exists(outfile) and filecmp.cmp(infile, outfile, shallow=False):
+            return outfile, False
+        if not self.inplace:
+            return super().copy_file(infile, outfile, *args, **kwargs)
+        partial = f"{outfile}.{os.getpid()}.partial"
+        shutil.copy2(infile, partial)
+        os.replace(partial, outfile)
+        return outfile, True
+
+
+class BuildPyOfTheSources(build_py):
+    """Copies the package's Python files, after removing from the build folder those the sources no longer have."""
+
+    def run(self):
+        _prune(Path(self.build_lib), {str(p.relative_to(HERE)) for p in (HERE / "pyfactories").rglob("*.py*")}, "*.py*")
+        super().run()
+
+
+def _prune(build_lib, wanted, pattern):
+    """A build folder kept from an earlier layout of the package holds modules the sources no longer
+    have: a wheel would carry them. Removes the files matching ``pattern`` that ``wanted`` does not name."""
+    for found in (build_lib / "pyfactories").rglob(pattern) if (build_lib / "pyfactories").is_dir() else ():
+        if str(found.relative_to(build_lib)) not in wanted:
+            found.unlink()
+
 
 def _record_driver_version(version, pxd_digest):
     """Write ``ext/_driver_version.pxi`` (included by the modules) when the version changed.
@@ -130,4 +166,4 @@ def _driver():
     return cassandra.__version__, str(package.parent)
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExtOnEveryCpu})
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExtOnEveryCpu, "build_py": BuildPyOfTheSources})

@@ -128,7 +128,7 @@ def pytest_unconfigure(config):
 #: in two lanes, the profiler's (whose keyspaces are its own) and the rest, so no two tests make or
 #: drop the same keyspace at once; the tests of the built wheels are in one (one of them builds them).
 LANES = {"tests/integration/": "node", "tests/benchmarks/": "node", "tests/profiling/": "profiler",
-         "tests/package/test_wheel.py": "wheels", "tests/package/test_wheels.py": "wheels",
+         "tests/package/test_wheel.py": "wheels",
          "tests/package/test_install_order.py": "wheels"}
 
 
@@ -147,6 +147,27 @@ def pytest_xdist_make_scheduler(config, log):
             return lane(nodeid) or nodeid
 
     return Lanes(config, log)
+
+
+#: A run that repeats properties the main run checks in full (the same suite on another Python or
+#: driver release, from the wheel) checks each with this fraction of its examples: every assertion
+#: still runs, on fewer generated inputs.
+EXAMPLES_SCALE = "PYFACTORIES_EXAMPLES_SCALE"
+
+
+def pytest_collection_modifyitems(config, items):
+    scale = float(os.environ.get(EXAMPLES_SCALE, "1"))
+    if scale == 1:
+        return
+    assert 0 < scale < 1, f"{EXAMPLES_SCALE} is a fraction of the examples, got {scale}"
+    scaled = set()
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        if getattr(test, "is_hypothesis_test", False) and test not in scaled:
+            scaled.add(test)  # once per function, however many parameters it runs with
+            # the settings hypothesis reads when the test runs (its own @settings, or the profile's)
+            own = test._hypothesis_internal_use_settings
+            test._hypothesis_internal_use_settings = settings(own, max_examples=max(10, int(own.max_examples * scale)))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -83,24 +83,38 @@ def _sources_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def build_wheels() -> dict[str, Path]:
-    """The wheel of each CPython found by tag (``cp311``, ...), and the sdist (``sdist``): ``make
-    wheels`` once per state of the sources, shared by every test (and every pytest run, ``make test``
-    and ``make test-matrix`` alike) under ``.cache/built``; an older state's files are removed."""
+def build_wheels(*tags: str) -> dict[str, Path]:
+    """The sdist (``sdist``) and the wheel of each CPython asked for by tag (``cp311``, ...; every one
+    ``make wheels`` builds for when none is named), built by ``make sdist`` and ``make wheel-of`` once
+    per state of the sources and shared by every test (and every pytest run, ``make test`` and
+    ``make test-matrix`` alike) under ``.cache/built``; an older state's files are removed."""
     built = ROOT / ".cache" / "built"
     built.mkdir(parents=True, exist_ok=True)
     dist = built / _sources_key()
+    found = pythons()
+    missing = [tag for tag in tags if tag not in found]
+    assert not missing, f"no CPython for {missing} here (found {sorted(found)})"
     with open(built / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (dist / "done").exists():
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time: they share the source tree's build/
+        if not dist.exists():
             for old in built.iterdir():
                 if old.is_dir():
                     shutil.rmtree(old)
-            run("make", "-s", "-C", ROOT, "wheels", f"DIST={dist}")
-            (dist / "done").touch()
-    found: dict[str, Path] = {wheel.name.split("-")[2]: wheel for wheel in dist.glob("pyfactories-*.whl")}
-    (found["sdist"],) = dist.glob("pyfactories-*.tar.gz")
-    return found
+            dist.mkdir()
+        if not (dist / "sdist.done").exists():
+            run("make", "-s", "-C", ROOT, "sdist", f"DIST={dist}")
+            (dist / "sdist.done").touch()
+        for tag in tags or found:
+            if not (dist / f"{tag}.done").exists():
+                run("make", "-s", "-C", ROOT, "wheel-of", f"PYTHON={found[tag]}", f"DIST={dist}")
+                (dist / f"{tag}.done").touch()
+    wheels = {wheel.name.split("-")[2]: wheel for wheel in dist.glob("pyfactories-*.whl")}
+    (sdist,) = dist.glob("pyfactories-*.tar.gz")
+    return {tag: wheels[tag] for tag in tags or found} | {"sdist": sdist}
+
+
+#: The tag of the CPython running the tests (the one ``make build`` builds for).
+TAG = "cp%d%d" % sys.version_info[:2]
 
 
 def pythons() -> dict[str, str]:

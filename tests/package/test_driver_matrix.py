@@ -2,10 +2,12 @@
 release installed into a fresh virtual environment, the README's quick start (``pyfactories.enable``)
 there, with the status it reports, then the fast path's differential tests and the connection's tests
 (timers, framing, writes) run against the installed wheel (not the source tree). The package's unit
-suite runs from the wheel of every CPython found, and every other Python x driver pair gets a smoke
-test with rows from the node. A release outside the list, and one without compiled extensions, get
-one warning naming what is off and why, and the driver's own path.
+suite runs from the wheel of every other CPython found, and every other Python x driver pair gets a
+smoke test with rows from the node. A release outside the list, and one without compiled extensions,
+get one warning naming what is off and why, and the driver's own path.
 
+What ``make test`` already runs in full (every test on the reference release and this Python, from
+the source tree) is not repeated here; the runs here check each property with a quarter of its examples.
 ``make test-matrix`` runs these (marker ``matrix``); ``make test`` leaves them out.
 """
 
@@ -13,14 +15,18 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import cassandra
 import pytest
 
 from pyfactories import _driver
 
-from .installed import SMOKE, TEST_TOOLS, build_wheels, copy_suite, env_with, pythons, run
+from .installed import SMOKE, TAG, TEST_TOOLS, build_wheels, copy_suite, env_with, pythons, run
 
 RELEASES = [f"{dist}=={version}" for dist, versions in _driver.TESTED_RELEASES.items() for version in versions]
 REFERENCE_RELEASE = "cassandra-driver==3.30.1"  # the one the unit suite runs with on every Python
+#: The runs here repeat properties ``make test`` checks in full (on the reference release and this
+#: Python, from the source tree): each with a quarter of its examples (tests/conftest.py).
+EXAMPLES_SCALE = {"PYFACTORIES_EXAMPLES_SCALE": "0.25"}
 #: The fast path's differential tests: decoding (fuzzed), routing, every CQL type, statements, paging.
 SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_routes.py", "tests/integration/test_fastpath.py",
           "tests/integration/test_fastpath_routes.py", "tests/integration/test_types.py"]
@@ -48,7 +54,7 @@ PARALLEL_RUNS = 3
 
 @pytest.fixture(scope="module")
 def wheels():
-    return build_wheels()
+    return build_wheels(TAG)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +65,7 @@ def suite(tmp_path_factory):
 def against(contact):
     """The environment of a run that talks to the session's node (and starts none)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYFACTORIES_")}
-    env.update(PYFACTORIES_HOSTS=",".join(contact.hosts), PYFACTORIES_PORT=str(contact.port))
+    env.update(PYFACTORIES_HOSTS=",".join(contact.hosts), PYFACTORIES_PORT=str(contact.port), **EXAMPLES_SCALE)
     return env
 
 
@@ -91,17 +97,26 @@ print(json.dumps({"driver": [_driver.distribution(), cassandra.__version__], "fi
 
 
 def _release_run(driver, wheels, suite, contact, where):
-    """The quick start's output on ``driver``, then its subset of the suite run against the wheel."""
-    python = env_with(where / "env", [driver, wheels["cp311"], *TEST_TOOLS])
+    """The quick start's output on ``driver``, then its subset of the suite run against the wheel
+    (not on the reference release: ``make test`` runs the subset there, on this Python)."""
+    python = env_with(where / "env", [driver, wheels[TAG], *TEST_TOOLS])
     found = json.loads(run(python, "-c", QUICK_START, env=against(contact), cwd=suite).stdout.splitlines()[-1])
+    if driver == REFERENCE_RELEASE:
+        return where, found, None
     futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
     return where, found, run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p",
                              "no:cacheprovider", env=against(contact), cwd=suite, ok=False)
 
 
-def _unit_run(tag, python, wheels, suite, where):
-    env = env_with(where / tag, [REFERENCE_RELEASE, wheels[tag], *TEST_TOOLS], python=python)
-    return run(env, "-m", "pytest", *UNIT, "-q", "-p", "no:cacheprovider", cwd=suite, ok=False)
+def _unit_run(tag, python, suite, where):
+    env = env_with(where / tag, [REFERENCE_RELEASE, build_wheels(tag)[tag], *TEST_TOOLS], python=python)
+    return run(env, "-m", "pytest", *UNIT, "-q", "-p", "no:cacheprovider", cwd=suite, ok=False,
+               env={**os.environ, **EXAMPLES_SCALE})
+
+
+def other_pythons() -> dict[str, str]:
+    """Every CPython found but the one running the tests (``make test`` runs the unit suite on it)."""
+    return {tag: python for tag, python in pythons().items() if tag != TAG}
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +128,7 @@ def runs(wheels, suite, contact, tmp_path_factory):
         yield {
             **{driver: pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
                for i, driver in enumerate(RELEASES)},
-            **{tag: pool.submit(_unit_run, tag, python, wheels, suite, where) for tag, python in pythons().items()},
+            **{tag: pool.submit(_unit_run, tag, python, suite, where) for tag, python in other_pythons().items()},
         }
 
 
@@ -130,11 +145,15 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, runs):
         assert [name for name, part in status.items() if not part["on"]] == ["futures"], found
         assert "ResponseFuture differs from cassandra-driver's" in status["futures"]["why"]
         assert len(found["warnings"]) == 1 and "futures is off: " in found["warnings"][0], found
-    pytest_passed(done)
+    if driver == REFERENCE_RELEASE:
+        assert done is None and cassandra.__version__ == driver.split("==")[1]  # make test ran the subset on it
+    else:
+        pytest_passed(done)
 
 
 def test_the_unit_suite_passes_from_each_wheel_on_its_python(runs):
-    for tag in pythons():
+    assert other_pythons() or list(pythons()) == [TAG]
+    for tag in other_pythons():
         pytest_passed(runs[tag].result())
 
 
@@ -158,9 +177,10 @@ print(json.dumps({"rows": len(rows[True]), "equal": rows[True] == rows[False],
 """
 
 
-def test_every_other_python_and_driver_pair(wheels, suite, contact, tmp_path):
-    pairs = [(tag, python, driver) for tag, python in pythons().items() if tag != "cp311" for driver in RELEASES]
-    assert pairs or list(pythons()) == ["cp311"]
+def test_every_other_python_and_driver_pair(suite, contact, tmp_path):
+    wheels = build_wheels()
+    pairs = [(tag, python, driver) for tag, python in other_pythons().items() for driver in RELEASES]
+    assert pairs or list(pythons()) == [TAG]
     for tag, python, driver in pairs:
         env = env_with(tmp_path / f"{tag}-{driver}", [driver, wheels[tag]], python=python)
         lines = run(env, "-c", ROWS, env=against(contact), cwd=suite).stdout.strip().splitlines()
@@ -176,7 +196,7 @@ def test_every_other_python_and_driver_pair(wheels, suite, contact, tmp_path):
     ("cassandra-driver==3.29.3", "is not a driver release it is tested on"),
 ])
 def test_other_drivers_keep_their_own_path_with_one_warning(driver, why, wheels, suite, contact, tmp_path):
-    python = env_with(tmp_path / "env", [driver, wheels["cp311"]])
+    python = env_with(tmp_path / "env", [driver, wheels[TAG]])
     found = json.loads(run(python, "-c", QUICK_START, env=against(contact), cwd=suite).stdout.splitlines()[-1])
     assert (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"]) and "TimerQueue" not in found["class"]
     # every part off, each naming why, in one warning

@@ -6,11 +6,10 @@ installs last wins. pyfactories depends on neither; ``[cassandra]`` and ``[scyll
 """
 
 import json
-import sys
 
 import pytest
 
-from .installed import build_wheels, env_with, run
+from .installed import TAG, build_wheels, env_with, run
 SCYLLA = "scylla-driver==3.29.12"
 CASSANDRA_OLDER = "cassandra-driver==3.29.3"  # not the release the wheel's fast path is built against
 
@@ -35,7 +34,7 @@ IMPORT = ("import json, warnings, cassandra\n"
 @pytest.fixture(scope="module")
 def wheel():
     """The wheel of this Python, as ``make wheels`` built it (once for the run)."""
-    return build_wheels()["cp%d%d" % sys.version_info[:2]]
+    return build_wheels(TAG)[TAG]
 
 
 def owners(python):

@@ -1,11 +1,10 @@
 """The built wheel installs into a fresh virtual environment and loads the compiled module."""
 
 import subprocess
-import sys
 import venv
 import pytest
 
-from .installed import build_wheels
+from .installed import ROOT, TAG, build_wheels
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +28,7 @@ IMPORT_CHECK = (
 
 
 def test_sdist_builds_with_a_c_compiler_and_no_cython(tmp_path):
-    sdist = build_wheels()["sdist"]  # as `make wheels` built it, once for the run
+    sdist = build_wheels(TAG)["sdist"]  # as `make wheels` built it, once for the run
     python = fresh_env(tmp_path / "env")
     run(str(python), "-m", "pip", "install", "-q", "--upgrade", "setuptools>=77", "wheel", "cassandra-driver==3.30.1")
     assert "Cython" not in run(str(python), "-m", "pip", "list")
@@ -42,7 +41,7 @@ def test_sdist_builds_with_a_c_compiler_and_no_cython(tmp_path):
 
 
 def test_wheel_installs_and_imports_compiled(tmp_path):
-    wheel = build_wheels()["cp%d%d" % sys.version_info[:2]]  # as `make wheels` built it, once for the run
+    wheel = build_wheels(TAG)[TAG]  # as `make wheels` built it, once for the run
     assert "-cp3" in wheel.name and "linux" in wheel.name, "expected a binary wheel"
 
     env_dir = tmp_path / "env"
@@ -64,3 +63,10 @@ def test_wheel_installs_and_imports_compiled(tmp_path):
     assert "Row(a=1)" in out
     installed = run(str(python), "-m", "pip", "show", "-f", "pyfactories")
     assert "py.typed" in installed
+    # every module of the source tree's package is in the wheel: its Python files and stubs, and one
+    # compiled module per Cython source (the matrix runs the unit suite from the other Pythons' wheels)
+    files = {line.strip() for line in installed.split("Files:", 1)[1].splitlines() if line.strip()}
+    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "pyfactories").rglob("*") if p.suffix in (".py", ".pyi")}
+    assert sources <= files, sorted(sources - files)
+    compiled = {f"pyfactories/{pyx.parent.name}/{pyx.stem}" for pyx in (ROOT / "ext").glob("*/*.pyx")}
+    assert compiled == {f.split(".cpython-")[0] for f in files if f.endswith(".so")}, sorted(files)

@@ -9,7 +9,8 @@ from pyfactories import _driver
 
 from .installed import SMOKE, build_wheels, env_with, pythons, run
 
-pytestmark = pytest.mark.slow
+#: Every Python's wheel: ``make test-matrix`` (which builds the other Pythons' wheels anyway), not ``make test``.
+pytestmark = [pytest.mark.slow, pytest.mark.matrix]
 
 
 @pytest.fixture(scope="module")

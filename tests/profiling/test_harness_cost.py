@@ -236,7 +236,7 @@ def test_the_cli_runs_the_scripts_workload_with_and_without_instrumentation(cont
         out = tmp_path / mode
         proc = subprocess.run(
             [sys.executable, "-m", "profiling", "run", "-H", ",".join(contact.hosts), "--port", str(contact.port),
-             "--keyspace", KEYSPACE, "--keep-data", "--out", str(out), "-p", "callback_full_pipeline", "--write",
+             "--keyspace", KEYSPACE, "--keep-data", "--node-warmup", "0", "--out", str(out), "-p", "callback_full_pipeline", "--write",
              "--statement", "simple", "--concurrency", "200", "--request-timeout", "none", "-n", "2000",
              "--profiler", "pyspy", "--instrumentation", mode],
             cwd=ROOT, capture_output=True, text=True, timeout=300)

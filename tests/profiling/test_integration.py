@@ -41,7 +41,7 @@ def session(contact):
 
 def run_harness(contact, out, **kw):
     opts = Options(hosts=list(contact.hosts), port=contact.port, keyspace=KEYSPACE, keep_data=True, out=str(out),
-                   connection_class=default_reactor(), warmup=100, **kw)
+                   connection_class=default_reactor(), warmup=100, **{"warmup_s": 0, **kw})
     prepare_data(opts)
     rows = Harness(opts).run()
     for row in rows:
@@ -110,7 +110,7 @@ def test_callback_chains_are_much_faster_than_sync(contact, tmp_path, record_pro
 
 def _cli(contact, out, *args):
     return [sys.executable, "-m", "profiling", "run", "-H", ",".join(contact.hosts), "--port", str(contact.port),
-            "--keyspace", KEYSPACE, "--keep-data", "--out", str(out), *args]
+            "--keyspace", KEYSPACE, "--keep-data", "--node-warmup", "0", "--out", str(out), *args]
 
 
 def test_cli_writes_table_flamegraphs_profiles_and_summary(contact, tmp_path):

@@ -39,7 +39,7 @@ def test_each_connection_class_runs_sync_or_is_refused_with_its_reason(contact, 
     out = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, "-m", "profiling", "run", "-H", ",".join(contact.hosts), "--port", str(contact.port),
-         "--keyspace", KEYSPACE, "--keep-data", "--out", str(out), "--connection-class", name,
+         "--keyspace", KEYSPACE, "--keep-data", "--node-warmup", "0", "--out", str(out), "--connection-class", name,
          "--pattern", "sync", "--factory", "tuple", "--read", "-n", "300", "--profiler", "none"],
         cwd=ROOT, capture_output=True, text=True, timeout=180)
     if LISTED[name] != "available":
