@@ -43,12 +43,11 @@ ASAN_ENV = LD_PRELOAD="$(SANITIZER_LIBS)" PYTHONMALLOC=malloc \
 
 # `make wheels`: one wheel per CPython 3.11+ on this machine (python3.X on PATH if it runs, else
 # the interpreter manager's newest 3.X), each built in a virtual environment of its own under
-# .cache/wheel-build, repaired to manylinux, into $(DIST) with the sdist.
+# .cache/wheel-build from the sdist, repaired to manylinux, into $(DIST) with the sdist.
 DIST ?= dist
 PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
-BUILD_REQUIRES := "setuptools>=77" wheel "Cython>=3.0,<4" "$(DEFAULT_DRIVER)"
 
 .PHONY: help venv build test test-matrix test-alone test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
@@ -84,9 +83,10 @@ build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
 
 # --durations: the slowest tests, at the end of every run. TEST_WORKERS pytest-xdist workers: the
-# tests on the node run in two lanes, each on one worker in order (tests/conftest.py), the rest shared.
+# tests on the node run in two lanes, each on one worker in order (tests/conftest.py), the rest shared;
+# more workers than cores, as the lanes wait on the node, pip and the compiler as much as they compute.
 DURATIONS ?= --durations=15
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 test: build
 	$(PY) -m pytest -m "not matrix and not alone" -n $(TEST_WORKERS) $(DURATIONS)
 
@@ -164,23 +164,32 @@ pythons:
 
 wheels: $(DEPS)
 	@[ -n "$(strip $(PYTHONS))" ] || { echo "no CPython 3.11+ found"; exit 1; }
-	set -e; for py in $(PYTHONS); do $(MAKE) -s wheel-of PYTHON=$$py DIST=$(DIST); done
 	$(MAKE) -s sdist DIST=$(DIST)
+	set -e; for py in $(PYTHONS); do $(MAKE) -s wheel-of PYTHON=$$py DIST=$(DIST); done
 	ls $(DIST)
 
-# One CPython's wheel (PYTHON=/path/to/python3.X), built in its own environment under .cache/wheel-build
-# and repaired to manylinux, into $(DIST).
+# One CPython's wheel (PYTHON=/path/to/python3.X), built from the sdist in $(DIST) (made first if it is
+# not there) by an environment of its own under .cache/wheel-build that has a C compiler and no Cython
+# (the sdist carries the generated C), repaired to manylinux, into $(DIST); what that environment held
+# is kept beside it (build-env-cpXY.txt).
+WHEEL_BUILD_REQUIRES := "setuptools>=77" wheel "$(DEFAULT_DRIVER)"  # no Cython: the sdist has the C
 wheel-of: $(DEPS)
 	@[ -x "$(PYTHON)" ] || { echo "PYTHON=/path/to/python3.X: the CPython to build the wheel for"; exit 1; }
+	ls $(DIST)/pyfactories-*.tar.gz >/dev/null 2>&1 || $(MAKE) -s sdist DIST=$(DIST)
 	set -e; tag=$$($(PYTHON) -c 'import sys; print("cp%d%d" % sys.version_info[:2])'); \
-		env=.cache/wheel-build/$$tag; raw=$(DIST)/raw-$$tag; rm -rf $$raw && mkdir -p $$raw; \
+		env=$(CURDIR)/.cache/wheel-build/$$tag; work=$(abspath $(DIST))/build-$$tag; rm -rf $$work && mkdir -p $$work/src; \
+		tar -xzf $(DIST)/pyfactories-*.tar.gz -C $$work/src --strip-components=1; \
 		[ -x $$env/bin/python ] || $(PYTHON) -m venv $$env; \
-		$(BIN)/uv pip install -q --python $$env/bin/python --upgrade pip $(BUILD_REQUIRES); \
-		$$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $$raw .; \
-		PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $$raw/pyfactories-*.whl; \
-		rm -rf $$raw
+		$(BIN)/uv pip install -q --python $$env/bin/python --upgrade pip $(WHEEL_BUILD_REQUIRES); \
+		$(BIN)/uv pip uninstall -q --python $$env/bin/python cython 2>/dev/null || true; \
+		$$env/bin/python -m pip list --disable-pip-version-check > $(abspath $(DIST))/build-env-$$tag.txt; \
+		(cd $$work/src && $$env/bin/python -m pip wheel -q --disable-pip-version-check --no-deps \
+			--no-build-isolation -w ../raw .); \
+		PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $$work/raw/pyfactories-*.whl; \
+		rm -rf $$work
 
 sdist: $(DEPS)
+	rm -f $(DIST)/pyfactories-*.tar.gz
 	$(PY) -m build --sdist --no-isolation --outdir $(DIST) .
 
 typecheck: $(DEPS)

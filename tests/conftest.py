@@ -126,10 +126,10 @@ def pytest_unconfigure(config):
 #: The lanes of ``make test``'s pytest-xdist workers, by test file: each lane runs whole on one worker,
 #: in the order written; every other test goes to whichever worker is free. The tests on the node are
 #: in two lanes, the profiler's (whose keyspaces are its own) and the rest, so no two tests make or
-#: drop the same keyspace at once; the tests of the built wheels are in one (one of them builds them).
+#: drop the same keyspace at once; the tests of the built wheel in one, those of pip's install orders
+#: (which wait for the same wheel, then for pip) in another.
 LANES = {"tests/integration/": "node", "tests/benchmarks/": "node", "tests/profiling/": "profiler",
-         "tests/package/test_wheel.py": "wheels",
-         "tests/package/test_install_order.py": "wheels"}
+         "tests/package/test_wheel.py": "wheel", "tests/package/test_install_order.py": "pip"}
 
 
 def lane(nodeid: str) -> str | None:
