@@ -31,6 +31,7 @@ def request_future(columns=("k",)):
     future._col_names, future._col_types = list(columns), []
     future._paging_state = None
     future._start_time = 0.0
+    future._retry_aborted, future._page_generation = False, 0  # (scylla-driver's)
     return future
 
 
@@ -59,7 +60,7 @@ def test_requests_finished_together_wake_the_loop_once(spec, loop):
     async def main():
         waiters = [loop.create_future() for _ in range(500)]
         from_thread(lambda: [waker.post(w, i, False) for i, w in enumerate(waiters)]).join()
-        return await asyncio.gather(*waiters)
+        return await asyncio.wait_for(asyncio.gather(*waiters), SETTLE_S)
 
     assert loop.run_until_complete(main()) == list(range(500))
     assert loop.threadsafe_calls == 1
@@ -71,9 +72,9 @@ def test_a_request_finished_after_a_drain_wakes_the_loop_again(spec, loop):
     async def main():
         first, second = loop.create_future(), loop.create_future()
         from_thread(waker.post, first, "a", False).join()
-        assert await first == "a"
+        assert await asyncio.wait_for(first, SETTLE_S) == "a"
         from_thread(waker.post, second, "b", False).join()
-        return await second
+        return await asyncio.wait_for(second, SETTLE_S)
 
     assert loop.run_until_complete(main()) == "b"
     assert loop.threadsafe_calls == 2
@@ -140,7 +141,7 @@ def test_await_gives_the_result_set_the_driver_gives(spec, loop):
 
     async def main():
         threading.Timer(0.05, future._set_final_result, ([(1,), (2,)],)).start()
-        return await awaiting(spec, future)
+        return await asyncio.wait_for(awaiting(spec, future), SETTLE_S)
 
     got = loop.run_until_complete(main())
     assert isinstance(got, ResultSet) and type(got) is aio.AsyncResultSet
@@ -156,7 +157,7 @@ def test_await_raises_the_drivers_exception(spec, loop):
 
     async def main():
         threading.Timer(0.05, future._set_final_exception, (error,)).start()
-        return await awaiting(spec, future)
+        return await asyncio.wait_for(awaiting(spec, future), SETTLE_S)
 
     with pytest.raises(InvalidRequest) as info:
         loop.run_until_complete(main())
@@ -187,7 +188,7 @@ def test_several_tasks_await_one_request(spec, loop):
         await asyncio.sleep(0.01)
         assert "_timer_made" not in vars(future)
         from_thread(future._set_final_result, [(7,)]).join()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
+        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), SETTLE_S)
         assert isinstance(results[0], asyncio.CancelledError)
         assert [list(r) for r in results[1:]] == [[(7,)], [(7,)]]
 
@@ -216,7 +217,7 @@ def cancellable(spec, timers, owned=True):
     return future, timeouts
 
 
-@pytest.mark.parametrize("how", ["wait_for", "cancel", "task group"])
+@pytest.mark.parametrize("how", ["wait_for", "timeout", "cancel", "task group"])
 def test_a_cancelled_await_ends_the_request_as_its_timeout_would(spec, loop, how):
     timers = Timers()
     future, timeouts = cancellable(spec, timers)
@@ -229,6 +230,10 @@ def test_a_cancelled_await_ends_the_request_as_its_timeout_would(spec, loop, how
         if how == "wait_for":
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(awaiting(spec, future), 0.01)
+        elif how == "timeout":
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.01):
+                    await awaiting(spec, future)
         elif how == "cancel":
             task = asyncio.ensure_future(awaiting(spec, future))
             await asyncio.sleep(0.01)

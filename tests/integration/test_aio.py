@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 
 import pytest
 from cassandra import InvalidRequest, OperationTimedOut
@@ -18,7 +19,7 @@ from cassandra.query import BatchStatement, SimpleStatement
 
 from profiling.cluster import connect, open_cluster
 import pyfactories
-from pyfactories import aio, binding, futures
+from pyfactories import _support, aio, binding, futures
 
 from ..aio.loops import LOOPS
 
@@ -35,11 +36,13 @@ def sessions(contact):
     """``{"lean": everything on, "driver-built": everything but the leaner futures, "driver": no pyfactories}``."""
     clusters, found = [], {}
     try:
-        # (scylla-driver: both sessions' futures are the driver's)
-        for name, lean in (("lean", futures.FUTURES_OURS), ("driver-built", False)):
+        # (scylla-driver, or pure Python: both sessions' futures are the driver's)
+        for name, lean in (("lean", _support.futures_off() is None), ("driver-built", False)):
             cluster = open_cluster(contact, protocol_version=5)
             clusters.append(cluster)
-            pyfactories.enable(cluster, futures=lean)
+            with warnings.catch_warnings():  # in pure Python, the parts that run compiled only say they are off
+                warnings.simplefilter("ignore" if _support.rows_off() else "error", RuntimeWarning)
+                pyfactories.enable(cluster, futures=lean)
             found[name] = cluster.connect()
             assert futures.is_installed(found[name]) is lean
             assert type(awaitable_create(found[name])) is aio.AwaitableCreate
@@ -120,8 +123,8 @@ def test_rows_are_the_drivers(ours, sessions, run):
 
     got, expected, single = run(main())
     assert isinstance(got, ResultSet) and type(got) is aio.AsyncResultSet
-    assert list(got) == list(expected) and len(expected.current_rows) == ROWS
     assert got.column_names == expected.column_names and not got.has_more_pages
+    assert len(expected.current_rows) == ROWS and list(got) == list(expected)
     assert single.one().v == "row 7"
 
 
@@ -154,9 +157,11 @@ def test_errors_are_the_drivers(ours, sessions, run):
     async def main():
         return [(await outcome(ours, q, p, False), await outcome(sessions["driver"], q, p, True)) for q, p in bad]
 
-    for got, expected in run(main()):
+    found = run(main())
+    for got, expected in found:
         assert got == expected
-        assert got[0] is InvalidRequest and got[2]  # raised with its traceback
+    assert found[0][0][0] is InvalidRequest and found[0][0][2]  # from the server, raised with its traceback
+    assert found[1][0][0] is TypeError  # too few values: raised by execute_async itself
 
 
 def test_the_drivers_timeout_raises_operation_timed_out(ours, sessions, run):
@@ -232,7 +237,7 @@ def finished_once(response_futures):
     return counts
 
 
-@pytest.mark.parametrize("how", ["wait_for", "task group"])
+@pytest.mark.parametrize("how", ["wait_for", "timeout", "task group"])
 def test_cancelled_awaits_finish_each_request_once_and_the_session_keeps_working(ours, run, how):
     requests = []
 
@@ -245,11 +250,15 @@ def test_cancelled_awaits_finish_each_request_once_and_the_session_keeps_working
         await asyncio.sleep(0)
         raise ValueError("a sibling failed")
 
+    async def within_a_timeout():
+        async with asyncio.timeout(0.0001):
+            return await one()
+
     async def main():
         for _ in range(5):
-            if how == "wait_for":
-                results = await asyncio.gather(*(asyncio.wait_for(one(), 0.0001) for _ in range(40)),
-                                               return_exceptions=True)
+            if how in ("wait_for", "timeout"):
+                bounded = (lambda: asyncio.wait_for(one(), 0.0001)) if how == "wait_for" else within_a_timeout
+                results = await asyncio.gather(*(bounded() for _ in range(40)), return_exceptions=True)
                 assert all(isinstance(r, (ResultSet, asyncio.TimeoutError)) for r in results), results
             else:
                 with pytest.raises(ExceptionGroup):
@@ -275,10 +284,13 @@ def test_cancelled_awaits_finish_each_request_once_and_the_session_keeps_working
 def test_requests_finished_together_wake_the_loop_fewer_times(ours, run):
     many = 300
 
+    statement = f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = %s"
+
+    async def one(c):
+        return (await ours.execute_async(statement, (c % ROWS,))).one().v  # sent, then awaited at once
+
     async def main():
-        statement = f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = %s"
-        results = await asyncio.gather(*(ours.execute_async(statement, (c % ROWS,)) for c in range(many)))
-        return [r.one().v for r in results]
+        return await asyncio.gather(*(one(c) for c in range(many)))
 
     assert run(main()) == [f"row {c % ROWS}" for c in range(many)]
     assert 0 < run.loop.threadsafe_calls < many
@@ -293,7 +305,7 @@ def test_prepare_does_not_block_and_gives_the_sessions_statement(ours, run):
 
     prepared, value = run(main())
     assert value == "row 3" and prepared.query_id == ours.prepare(query).query_id
-    assert isinstance(prepared, binding.FastBindPreparedStatement)
+    assert isinstance(prepared, binding.FastBindPreparedStatement) is (_support.binds_off() is None)
 
 
 def test_any_request_future_can_be_awaited(sessions, run):
@@ -306,8 +318,10 @@ def test_any_request_future_can_be_awaited(sessions, run):
 def test_disable_takes_it_back(contact, run):
     cluster, session = connect(contact, protocol_version=5)
     try:
-        pyfactories.enable(session)
-        pyfactories.enable(session)  # again: still one of each, ours under the leaner futures'
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore" if _support.rows_off() else "error", RuntimeWarning)
+            pyfactories.enable(session, connection=False)
+            pyfactories.enable(session, connection=False)  # again: still one of each, ours under the leaner futures'
         create = awaitable_create(session)
         assert type(create) is aio.AwaitableCreate and create.previous is None
         pyfactories.disable(session)
@@ -315,3 +329,29 @@ def test_disable_takes_it_back(contact, run):
         assert not hasattr(session.execute_async(SELECT_ALL), "__await__")
     finally:
         cluster.shutdown()
+
+
+def test_nothing_is_kept_after_many_awaits(ours, run):
+    import gc
+
+    def alive():
+        gc.collect()
+        return sum(1 for o in gc.get_objects()
+                   if type(o) in (futures.LeanResponseFuture, aio.AwaitableResponseFuture, aio.AsyncResultSet))
+
+    before = alive()
+
+    async def main():
+        statement = SimpleStatement(SELECT_ALL, fetch_size=50)
+        for _ in range(20):
+            await asyncio.gather(*(ours.execute_async(f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = 1")
+                                   for _ in range(50)))
+            assert len([row async for row in await ours.execute_async(statement)]) == ROWS
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(ours.execute_async(SELECT_ALL), 0.00001)
+
+    run(main())
+    deadline = time.monotonic() + SETTLE_S
+    while alive() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive() <= before
