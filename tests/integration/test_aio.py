@@ -1,10 +1,11 @@
 """Awaiting requests (``pyfactories.aio``) through a real server, on the standard loop and uvloop: rows,
 errors and timeouts equal to what a session without pyfactories gives through the usual hand-written
 bridge (``add_callbacks`` -> ``loop.call_soon_threadsafe`` -> an asyncio future); pages fetched with
-``async for``; cancelled awaits (``wait_for``, ``TaskGroup``) finish every request once and leave the
-session working with no stream held; requests finished together wake the loop fewer times than there
-are requests. Each on a session with the leaner futures and on one whose futures the driver builds
-(``futures=False``: what every request on scylla-driver gets)."""
+``async for``; cancelled awaits (``wait_for``, ``asyncio.timeout``, ``TaskGroup``) finish every request once
+and leave the session working with no stream held; requests finished together wake the loop fewer times
+than there are requests. Each on a session with the leaner futures, on one whose futures the driver builds
+(``futures=False``: what every request on scylla-driver gets), on our connection over the driver's asyncio
+reactor, and on the driver's own connection class."""
 
 from __future__ import annotations
 
@@ -31,20 +32,35 @@ SETTLE_S = 15.0
 SELECT_ALL = f"SELECT k, c, v FROM {KEYSPACE}.kv WHERE k = 1"
 
 
+#: the sessions awaited: their futures (the leaner ones, or the driver's), and their connection class (ours
+#: on libev or on the driver's asyncio reactor, or the driver's own libev one)
+KINDS = {
+    "lean": {"futures": True, "reactor": None, "connection": True},
+    "driver-built": {"futures": False, "reactor": None, "connection": True},
+    "asyncio-reactor": {"futures": True, "reactor": "asyncio", "connection": True},
+    "drivers-connection": {"futures": True, "reactor": None, "connection": False},
+}
+
+
 @pytest.fixture(scope="module")
 def sessions(contact):
-    """``{"lean": everything on, "driver-built": everything but the leaner futures, "driver": no pyfactories}``."""
+    """One session of each of :data:`KINDS`, and ``"driver"``: a session without pyfactories."""
+    from cassandra.io.asyncioreactor import AsyncioConnection
+
     clusters, found = [], {}
     try:
-        # (scylla-driver, or pure Python: both sessions' futures are the driver's)
-        for name, lean in (("lean", _support.futures_off() is None), ("driver-built", False)):
-            cluster = open_cluster(contact, protocol_version=5)
+        for name, kind in KINDS.items():
+            # (scylla-driver, or pure Python: every session's futures are the driver's)
+            lean = kind["futures"] and _support.futures_off() is None
+            options = {"connection_class": AsyncioConnection} if kind["reactor"] == "asyncio" else {}
+            cluster = open_cluster(contact, protocol_version=5, **options)
             clusters.append(cluster)
             with warnings.catch_warnings():  # in pure Python, the parts that run compiled only say they are off
                 warnings.simplefilter("ignore" if _support.rows_off() else "error", RuntimeWarning)
-                pyfactories.enable(cluster, futures=lean)
+                pyfactories.enable(cluster, futures=lean, connection=kind["connection"])
             found[name] = cluster.connect()
             assert futures.is_installed(found[name]) is lean
+            assert pyfactories.status(found[name])["connection"].on is kind["connection"]
             assert type(awaitable_create(found[name])) is aio.AwaitableCreate
         cluster, found["driver"] = connect(contact, protocol_version=5)
         clusters.append(cluster)
@@ -69,7 +85,7 @@ def awaitable_create(session):
     return own.driver if futures.is_installed(session) else own
 
 
-@pytest.fixture(params=["lean", "driver-built"])
+@pytest.fixture(params=sorted(KINDS))
 def ours(request, sessions):
     return sessions[request.param]
 
