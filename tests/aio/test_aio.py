@@ -18,6 +18,8 @@ from cassandra.cluster import _NOT_SET, ResponseFuture, ResultSet
 import pyfactories
 from pyfactories import aio
 
+from .loops import LOOPS
+
 SETTLE_S = 10.0
 
 
@@ -100,14 +102,15 @@ def test_failures_cancelled_and_done_futures(spec, loop):
     assert loop.threadsafe_calls == 1
 
 
-def test_a_closed_or_collected_loop_drops_what_finishes_later(spec):
-    closed = asyncio.new_event_loop()
+@pytest.mark.parametrize("kind", sorted(LOOPS))
+def test_a_closed_or_collected_loop_drops_what_finishes_later(spec, kind):
+    closed = LOOPS[kind]()
     waker = spec.waker_for(closed)
     waiter = closed.create_future()
     closed.close()
     waker.post(waiter, 1, False)  # no error: nothing can await it any more
     waker.post(waiter, 2, False)
-    assert not waiter.done()
+    assert not waiter.done() and closed.threadsafe_calls == 1
     collected = asyncio.new_event_loop()
     gone = spec.Waker(collected)
     collected.close()
@@ -302,6 +305,33 @@ def test_pages_follow_the_result_sets_current_rows(loop):
         return result
 
     assert loop.run_until_complete(main()).current_rows == []
+
+
+def test_loops_on_other_threads_each_finish_their_own(spec):
+    requests = [request_future() for _ in range(2)]
+    answers, started = {}, threading.Barrier(3, timeout=SETTLE_S)
+
+    def on_its_own_loop(index, kind):
+        loop = LOOPS[kind]()
+
+        async def main():
+            waiting = asyncio.ensure_future(awaiting(spec, requests[index]))
+            await asyncio.sleep(0)  # the task awaits the request
+            started.wait()
+            return list(await asyncio.wait_for(waiting, SETTLE_S)), spec.waker_for(loop) is spec.waker_for(loop)
+
+        try:
+            answers[kind] = loop.run_until_complete(main()), loop.threadsafe_calls
+        finally:
+            loop.close()
+
+    threads = [from_thread(on_its_own_loop, i, kind) for i, kind in enumerate(sorted(LOOPS))]
+    started.wait()
+    for index, future in enumerate(requests):
+        future._set_final_result([(index,)])
+    for thread in threads:
+        thread.join()
+    assert answers == {kind: (([(i,)], True), 1) for i, kind in enumerate(sorted(LOOPS))}
 
 
 # On a session ----------------------------------------------------------------------------------
