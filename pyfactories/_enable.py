@@ -8,6 +8,9 @@ The parts (:data:`PARTS`), each a finer switch of ``enable``:
 * ``binds``: prepared statements bound in C (``pyfactories.binding``);
 * ``futures``: leaner futures (``pyfactories.futures``).
 
+Every session it enables also gives awaitable requests (``pyfactories.aio``; not a part: it changes no
+request, and is on with every driver release pyfactories is tested on, compiled or pure Python).
+
 What can run on the installed driver is decided in ``pyfactories._support``; :func:`status` says, part by
 part, what is on and why the rest is off, and ``enable``'s one warning is made of it.
 """
@@ -21,7 +24,7 @@ from typing import Any, Iterator, Mapping
 from cassandra.cluster import Cluster as DriverCluster
 from cassandra.cluster import Session
 
-from . import _support, binding, connection, decoding, futures
+from . import _support, aio, binding, connection, decoding, futures
 from ._sessions import has_own, put_back
 
 PARTS = ("connection", "rows", "binds", "futures")
@@ -87,6 +90,11 @@ def _enable_session(session: Session, options: _Options) -> dict[str, str]:
     """Turn the session-level parts of ``options`` on; the reasons of those left off."""
     whys: dict[str, str] = {}
     kept = _support.session_off(session)
+    # requests awaitable on every enabled session: under the leaner futures' method, which hands it the
+    # requests it does not build (and is put back on top below when it is on)
+    futures.uninstall(session)
+    if _support.release_off() is None:
+        aio.install(session)
     why = _turned_off("rows") if options.rows is None else decoding.turn_on(session, options.rows)
     if why is not None:
         decoding.disable(session)
@@ -186,6 +194,7 @@ def disable(target: DriverCluster | Session) -> None:
         decoding.disable(target)
         binding.uninstall(target)
         futures.uninstall(target)
+        aio.uninstall(target)
         target._pyfactories_whys = None  # type: ignore[attr-defined]
         return
     options = getattr(target, "_pyfactories", None)

@@ -16,7 +16,7 @@ from ..factories import of_family
 _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
                      "numpy_parser": "deserialization", "_rows": "row_factory",
-                     "_framing": "framing", "libevwrapper": "socket", "libev": "socket"}
+                     "_framing": "framing", "_aio": "dispatch", "libevwrapper": "socket", "libev": "socket"}
 #: pyfactories' connection classes (``connection.cluster_options()``) as the driver's reactors are
 #: classified: their timer service is timers, the twin of their compiled framing is framing, a
 #: ``push`` of their coalesced writes is the request path, the rest of them (writes, the prepare
@@ -35,6 +35,10 @@ _PYFACTORIES_CONNECTION = [
     ("pyfactories/futures/_futures_py.py", ("set_result", "return_connection", "set_final_result", "set_final_exception",
                                     "_finish"), "dispatch"),
     ("pyfactories/futures/_futures_py.py", (), "request"),
+    # awaiting (pyfactories.aio): handing an answer to the loop and finishing its futures is dispatch, the
+    # rest (awaiting, paging, cancelling) the request path
+    ("pyfactories/aio/", ("on_result", "on_error", "wake", "post", "drain", "settle"), "dispatch"),
+    ("pyfactories/aio/", (), "request"),
 ]
 _BY_MODULE_PYTHON = [
     ("cassandra/protocol.py", ("decode_message", "recv_body", "recv_results_rows", "recv_results_metadata",

@@ -31,6 +31,7 @@ from typing import Any
 from cassandra.cluster import ResponseFuture
 
 from .. import _support
+from ..aio import await_response
 from .._impl import COMPILED
 from .._sessions import has_own, put_back
 
@@ -55,6 +56,7 @@ class LeanResponseFuture(ResponseFuture):
     add_callback = _spec.add_callback
     add_errback = _spec.add_errback
     add_callbacks = _spec.add_callbacks
+    __await__ = await_response  # (pyfactories.aio)
 
 
 #: a session's ``_create_response_future`` giving :class:`LeanResponseFuture` s for the requests it builds

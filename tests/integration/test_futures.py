@@ -19,7 +19,7 @@ from cassandra.query import BatchStatement, SimpleStatement, named_tuple_factory
 from profiling.cluster import connect
 from profiling.cluster import profile as cluster_profile
 import pyfactories
-from pyfactories import futures
+from pyfactories import aio, futures
 
 pytestmark = pytest.mark.integration
 
@@ -111,7 +111,8 @@ def test_futures_and_messages_built_as_the_drivers(sessions):
     for name, (args, kwargs) in requests(ours).items():
         mine = _built(ours._create_response_future, *args, **kwargs)
         theirs = _built(Session._create_response_future.__get__(ours), *args, **kwargs)
-        assert mine[0] is (ResponseFuture if name in driven else futures.LeanResponseFuture), name
+        # what the driver builds is awaitable (pyfactories.aio): its class otherwise the driver's
+        assert mine[0] is (aio.AwaitableResponseFuture if name in driven else futures.LeanResponseFuture), name
         assert theirs[0] is ResponseFuture
         assert mine[1:4] == theirs[1:4], name
         assert mine[4].session is ours and mine[4]._load_balancer is theirs[4]._load_balancer
@@ -154,7 +155,7 @@ def test_rows_pages_and_concurrent_as_the_drivers(sessions):
         paged = SimpleStatement(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", fetch_size=4)
         future = session.execute_async(paged)
         first = future.result()
-        assert type(future) is (futures.LeanResponseFuture if session is ours else ResponseFuture)
+        assert type(future) is (futures.LeanResponseFuture if session is ours else aio.AwaitableResponseFuture)
         pages = [list(first.current_rows)]
         while future.has_more_pages:
             future.start_fetching_next_page()
@@ -246,8 +247,8 @@ def test_uninstall_puts_the_drivers_method_back(sessions):
     assert futures.is_installed(ours)
     futures.uninstall(ours)
     try:
-        assert "_create_response_future" not in vars(ours)
-        assert type(ours.execute_async("SELECT * FROM system.local")) is ResponseFuture
+        assert type(vars(ours)["_create_response_future"]) is aio.AwaitableCreate  # what was under ours
+        assert type(ours.execute_async("SELECT * FROM system.local")) is aio.AwaitableResponseFuture
     finally:
         futures.install(ours)
     assert type(ours.execute_async("SELECT * FROM system.local")) is futures.LeanResponseFuture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 #: What the package's tests need beside the wheel and the driver (attrs and msgspec: classes typed rows build).
-TEST_TOOLS = ("pytest>=8", "hypothesis>=6.100", "attrs>=23.1", "msgspec>=0.18")
+TEST_TOOLS = ("pytest>=8", "hypothesis>=6.100", "attrs>=23.1", "msgspec>=0.18", "uvloop>=0.19")
 
 # Run by an installed wheel: which implementation loads, and its rows against the pure-Python
 # specification (the same rows, field names and types) on awkward column names.

@@ -41,6 +41,9 @@ CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_fram
 #: that they stay off.
 FUTURES = ["tests/futures/test_futures.py", "tests/integration/test_futures.py"]
 FUTURES_OFF = ["tests/futures/test_futures.py::test_futures_are_ours_on_cassandra_driver_only"]
+#: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
+#: futures and with the driver's own (the only ones scylla-driver's sessions have).
+AIO = ["tests/aio/test_aio.py", "tests/integration/test_aio.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 #: The checks of the source tree (its layout, structure and imports) read the sources, which the copy has not.
 UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
@@ -104,7 +107,7 @@ def _release_run(driver, wheels, suite, contact, where):
     if driver == REFERENCE_RELEASE:
         return where, found, None
     futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
-    return where, found, run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, "-q", "-p",
+    return where, found, run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, *AIO, "-q", "-p",
                              "no:cacheprovider", env=against(contact), cwd=suite, ok=False)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXT, PACKAGE = ROOT / "ext", ROOT / "pyfactories"
-PARTS = ("rows", "decoding", "binding", "futures", "connection")
+PARTS = ("rows", "decoding", "binding", "futures", "connection", "aio")
 #: compiled modules whose specification is the driver's own code (the tests compare with the driver)
 DRIVER_IS_THE_SPECIFICATION = {"decoding._fastpath", "decoding._routes"}
 ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")

@@ -243,6 +243,14 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         f"{head};Completion.__call__ ({pkg}/futures/_futures_py.py:230);set_result ({pkg}/futures/_futures_py.py:240);"
         f"return_connection ({pkg}/futures/_futures_py.py:270) 1": "dispatch",
         f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_futures_py.py:190) 1": "request",
+        # awaiting (pyfactories.aio): an answer handed to the loop, and finished there, is dispatch
+        f"{head};_finish ({pkg}/futures/_futures_py.py:60);Awaiter.on_result ({pkg}/aio/_aio_py.py:130);"
+        f"Waker.post ({pkg}/aio/_aio_py.py:60) 1": "dispatch",
+        f"thread (2): MainThread;run ({pkg}/aio/_aio_py.py:1);Waker.drain ({pkg}/aio/_aio_py.py:80);"
+        f"settle ({pkg}/aio/_aio_py.py:90) 1": "dispatch",
+        f"thread (2): MainThread;main (/a/b.py:1);result_of ({pkg}/aio/_aio_py.py:150) 1": "request",
+        f"thread (2): MainThread;main (/a/b.py:1);0x1 (/x/pyfactories/aio/_aio.cpython-311-x86_64-linux-gnu.so) 1":
+            "dispatch",
     }
     for line, category in cases.items():
         (stack,) = parse_raw([line])

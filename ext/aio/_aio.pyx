@@ -1,0 +1,219 @@
+# cython: language_level=3
+"""Awaiting the driver's requests on an asyncio loop: compiled twin of ``pyfactories.aio._aio_py`` (its
+docstring is the specification; ``pyfactories.aio`` puts them on a session).
+
+:class:`Waker` is where it differs from the twin: its queue is a list that :meth:`Waker.drain` swaps for
+an empty one and then walks in C. The GIL makes both steps atomic: :meth:`Waker.post` reads the list and
+appends to it with nothing that could run Python code in between, and the drain makes the empty list
+before it reads the full one.
+"""
+
+import logging
+import weakref
+from asyncio import CancelledError, get_running_loop
+from functools import partial
+
+from cassandra.cluster import _NOT_SET
+
+log = logging.getLogger("pyfactories.aio")
+
+WAKER_ATTRIBUTE = "_pyfactories_waker"
+AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
+_wakers = weakref.WeakKeyDictionary()
+cdef object _weakref = weakref.ref
+cdef object _NOTHING = _NOT_SET
+
+
+cdef class Waker:
+    """``pyfactories.aio._aio_py.Waker``."""
+
+    cdef object _loop  # a weak reference: the loop keeps its waker, never the other way round
+    cdef list _pending
+    cdef bint _scheduled, _dead
+    cdef object __weakref__
+
+    def __init__(self, loop):
+        self._loop = _weakref(loop)
+        self._pending = []
+        self._scheduled = False
+        self._dead = False
+
+    def post(self, waiter, value, failed):
+        self._post(waiter, value, bool(failed))
+
+    cdef _post(self, waiter, value, bint failed):
+        if self._dead:
+            return
+        item = (waiter, value, failed)
+        self._pending.append(item)
+        if self._scheduled:
+            return
+        self._scheduled = True
+        loop = self._loop()
+        try:
+            if loop is None:
+                raise RuntimeError("the loop is gone")
+            loop.call_soon_threadsafe(self.drain)
+        except RuntimeError:  # a closed loop
+            self._dead = True
+            self._pending = []
+
+    def drain(self):
+        cdef list fresh = []
+        cdef list batch
+        cdef tuple item
+        self._scheduled = False  # before the queue is read: a request queued from now on wakes the loop again
+        batch = self._pending
+        self._pending = fresh
+        for item in batch:
+            _settle(item[0], item[1], item[2])
+
+
+cdef _settle(waiter, value, bint failed):
+    if waiter.done():
+        return
+    try:
+        if failed:
+            waiter.set_exception(value)
+        else:
+            waiter.set_result(value)
+    except Exception as exc:
+        if not waiter.done():
+            waiter.set_exception(exc)
+
+
+def settle(waiter, value, failed):
+    """``pyfactories.aio._aio_py.settle``."""
+    _settle(waiter, value, bool(failed))
+
+
+cpdef Waker waker_for(loop):
+    """``pyfactories.aio._aio_py.waker_for``."""
+    waker = getattr(loop, WAKER_ATTRIBUTE, None)
+    if type(waker) is Waker:
+        return <Waker>waker
+    waker = _wakers.get(loop)
+    if waker is None:
+        waker = Waker(loop)
+        try:
+            setattr(loop, WAKER_ATTRIBUTE, waker)
+        except (AttributeError, TypeError):
+            _wakers[loop] = waker
+    return <Waker?>waker
+
+
+cdef class Awaiter:
+    """``pyfactories.aio._aio_py.Awaiter``."""
+
+    cdef public object waiters
+
+    def on_result(self, rows):
+        self._wake(rows, False)
+
+    def on_error(self, exc):
+        self._wake(exc, True)
+
+    def wake(self, value, failed):
+        self._wake(value, bool(failed))
+
+    cdef _wake(self, value, bint failed):
+        waiters = self.waiters
+        if waiters is None:
+            return
+        self.waiters = None
+        for waker, waiter in waiters:
+            (<Waker?>waker)._post(waiter, value, failed)
+
+
+cpdef Awaiter awaiter_of(future):
+    """``pyfactories.aio._aio_py.awaiter_of``."""
+    cdef dict state = future.__dict__
+    awaiter = state.get(AWAITER_ATTRIBUTE)
+    if type(awaiter) is Awaiter:
+        return <Awaiter>awaiter
+    awaiter = Awaiter()
+    state[AWAITER_ATTRIBUTE] = awaiter
+    future.add_callbacks(awaiter.on_result, awaiter.on_error)
+    return <Awaiter>awaiter
+
+
+def result_of(future, result_class):
+    """``pyfactories.aio._aio_py.result_of``."""
+    loop = get_running_loop()
+    cdef Waker waker = waker_for(loop)
+    cdef Awaiter awaiter = awaiter_of(future)
+    waiter = None
+    with future._callback_lock:
+        rows, failure = future._final_result, future._final_exception
+        if rows is _NOTHING and failure is None:
+            waiter = loop.create_future()
+            if awaiter.waiters is None:
+                awaiter.waiters = ((waker, waiter),)
+            else:
+                awaiter.waiters = (*awaiter.waiters, (waker, waiter))
+    if waiter is None:
+        if rows is _NOTHING:
+            raise failure
+        return result_class(future, rows)
+    try:
+        rows = yield from waiter
+    except CancelledError:
+        abandon(future, awaiter, waiter)
+        raise
+    return result_class(future, rows)
+
+
+def abandon(future, Awaiter awaiter, waiter):
+    """``pyfactories.aio._aio_py.abandon``."""
+    with future._callback_lock:
+        waiters = awaiter.waiters
+        if waiters is not None:
+            awaiter.waiters = tuple([pair for pair in waiters if pair[1] is not waiter]) or None
+        alone = awaiter.waiters is None
+        running = future._final_result is _NOTHING and future._final_exception is None
+    if running and alone:
+        try:
+            future.session.cluster.connection_class.create_timer(0, partial(time_out_now, future))
+        except Exception:
+            log.debug("could not end the cancelled request %r", future, exc_info=True)
+
+
+def sent_by(callback, future):
+    """``pyfactories.aio._aio_py.sent_by``."""
+    return (getattr(callback, "future", None) is future
+            or getattr(getattr(callback, "func", None), "__self__", None) is future)
+
+
+def time_out_now(future):
+    """``pyfactories.aio._aio_py.time_out_now``."""
+    try:
+        if future._final_result is not _NOTHING or future._final_exception is not None:
+            return
+        connection = future._connection
+        if connection is None:
+            return
+        entry = connection._requests.get(future._req_id)
+        if entry is None or not sent_by(entry[0], future):
+            return
+        future._on_timeout()
+    except Exception:
+        log.debug("could not end the cancelled request %r", future, exc_info=True)
+
+
+cdef class AwaitableCreate:
+    """``pyfactories.aio._aio_py.AwaitableCreate``."""
+
+    cdef readonly object session, future_class, base, driver, previous
+
+    def __init__(self, session, future_class):
+        self.session = session
+        self.future_class = future_class
+        self.base = future_class.__base__
+        self.previous = session.__dict__.get("_create_response_future")
+        self.driver = session._create_response_future
+
+    def __call__(self, *args, **kwargs):
+        future = self.driver(*args, **kwargs)
+        if type(future) is self.base:
+            future.__class__ = self.future_class
+        return future

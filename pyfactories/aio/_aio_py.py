@@ -1,0 +1,233 @@
+"""Awaiting the driver's requests on an asyncio loop: the pure-Python twin (and specification) of the
+compiled ``pyfactories.aio._aio``.
+
+The driver finishes a request on its own IO thread (or, for a retry, on one of its executor threads);
+an asyncio future may only be finished on its loop's thread. The usual bridge calls
+``loop.call_soon_threadsafe`` once per request: a lock, a write to the loop's self-pipe and a wake-up
+each. Here every loop has one :class:`Waker`; a finished request is queued on it, and only the first
+request queued while no wake-up is pending calls ``call_soon_threadsafe``: requests that finish together
+wake the loop once, and :meth:`Waker.drain` finishes all of them on the loop.
+
+* :class:`Waker` (one per loop, :func:`waker_for`): :meth:`~Waker.post` from any thread,
+  :meth:`~Waker.drain` on the loop. The compiled twin takes the queue by swapping lists; this one
+  is a ``deque`` (its ``append`` and ``popleft`` are atomic: no queued request can be missed).
+* :class:`Awaiter`: registered once per request future as its callback and errback; holds the asyncio
+  futures of the tasks awaiting the request (the current page) and posts the answer to their wakers.
+* :func:`result_of`: the iterator ``__await__`` returns: the driver's ``ResultSet`` (of
+  ``result_class``) or the driver's exception. A cancelled await (:func:`abandon`) drops its asyncio
+  future and, when no other task awaits the request, has :func:`time_out_now` end the request on the
+  driver's IO thread the way the driver's client timeout ends it.
+* :class:`AwaitableCreate`: a session's ``_create_response_future`` whose futures of the driver's
+  ``ResponseFuture`` class become awaitable (their class an awaitable subclass, for that object only).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from asyncio import CancelledError, get_running_loop
+from collections import deque
+from functools import partial
+from typing import Any, Iterator
+
+from cassandra.cluster import _NOT_SET
+
+log = logging.getLogger("pyfactories.aio")
+
+#: the attribute of a loop (or of a request future) that holds its waker (its awaiter)
+WAKER_ATTRIBUTE = "_pyfactories_waker"
+AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
+#: wakers of loops that take no attributes of their own
+_wakers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Waker:
+    """Finishes asyncio futures of one loop from any thread, waking the loop once per batch."""
+
+    __slots__ = ("_loop", "_pending", "_scheduled", "_dead", "__weakref__")
+
+    def __init__(self, loop: Any) -> None:
+        self._loop = weakref.ref(loop)  # the loop keeps its waker, never the other way round
+        self._pending: deque = deque()
+        self._scheduled = False
+        self._dead = False
+
+    def post(self, waiter: Any, value: Any, failed: bool) -> None:
+        """Finish ``waiter`` (an asyncio future of this loop) with ``value``, an exception if
+        ``failed``, on the loop; any thread. A loop gone or closed drops it (nothing can await it)."""
+        if self._dead:
+            return
+        self._pending.append((waiter, value, failed))
+        if self._scheduled:
+            return
+        self._scheduled = True
+        loop = self._loop()
+        try:
+            if loop is None:
+                raise RuntimeError("the loop is gone")
+            loop.call_soon_threadsafe(self.drain)
+        except RuntimeError:  # a closed loop
+            self._dead = True
+            self._pending.clear()
+
+    def drain(self) -> None:
+        """On the loop: finish every queued future that is not done (a cancelled one stays cancelled)."""
+        self._scheduled = False  # before the queue is read: a request queued from now on wakes the loop again
+        pending = self._pending
+        while pending:
+            waiter, value, failed = pending.popleft()
+            settle(waiter, value, failed)
+
+
+def settle(waiter: Any, value: Any, failed: bool) -> None:
+    """``waiter.set_result(value)`` or ``set_exception(value)``, unless it is done; what the future
+    refuses (an exception that is not one) becomes the exception it is finished with."""
+    if waiter.done():
+        return
+    try:
+        if failed:
+            waiter.set_exception(value)
+        else:
+            waiter.set_result(value)
+    except Exception as exc:  # noqa: BLE001 - the task must end, with what went wrong
+        if not waiter.done():
+            waiter.set_exception(exc)
+
+
+def waker_for(loop: Any) -> Waker:
+    """The loop's one :class:`Waker` (kept as an attribute of the loop, or beside it for a loop that takes
+    none), made on first use."""
+    waker = getattr(loop, WAKER_ATTRIBUTE, None)
+    if type(waker) is Waker:
+        return waker
+    waker = _wakers.get(loop)
+    if waker is None:
+        waker = Waker(loop)
+        try:
+            setattr(loop, WAKER_ATTRIBUTE, waker)
+        except (AttributeError, TypeError):
+            _wakers[loop] = waker
+    return waker
+
+
+class Awaiter:
+    """A request future's callback and errback: posts its answer to the tasks awaiting it.
+
+    ``waiters``: ``(waker, asyncio future)`` pairs, or None; replaced, never changed in place (the
+    thread finishing the request reads it without the future's lock)."""
+
+    __slots__ = ("waiters",)
+
+    def __init__(self) -> None:
+        self.waiters: tuple | None = None
+
+    def on_result(self, rows: Any) -> None:
+        self.wake(rows, False)
+
+    def on_error(self, exc: Any) -> None:
+        self.wake(exc, True)
+
+    def wake(self, value: Any, failed: bool) -> None:
+        waiters = self.waiters
+        if waiters is None:
+            return
+        self.waiters = None  # the next page's awaits add their own
+        for waker, waiter in waiters:
+            waker.post(waiter, value, failed)
+
+
+def awaiter_of(future: Any) -> Awaiter:
+    """The future's :class:`Awaiter`, registered with ``add_callbacks`` on first use."""
+    awaiter = future.__dict__.get(AWAITER_ATTRIBUTE)
+    if type(awaiter) is Awaiter:
+        return awaiter
+    awaiter = Awaiter()
+    future.__dict__[AWAITER_ATTRIBUTE] = awaiter
+    future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
+    return awaiter
+
+
+def result_of(future: Any, result_class: type) -> Iterator[Any]:
+    """What awaiting the request ``future`` gives: ``result_class(future, rows)`` (the driver's
+    ``ResultSet``), or its exception raised, as ``future.result()`` without blocking the loop."""
+    loop = get_running_loop()
+    waker = waker_for(loop)
+    awaiter = awaiter_of(future)
+    waiter = None
+    with future._callback_lock:  # the lock the driver sets the outcome in: no answer slips between
+        rows, failure = future._final_result, future._final_exception
+        if rows is _NOT_SET and failure is None:
+            waiter = loop.create_future()
+            awaiter.waiters = (*(awaiter.waiters or ()), (waker, waiter))
+    if waiter is None:
+        if rows is _NOT_SET:
+            raise failure
+        return result_class(future, rows)
+    try:
+        rows = yield from waiter
+    except CancelledError:
+        abandon(future, awaiter, waiter)
+        raise
+    return result_class(future, rows)
+
+
+def abandon(future: Any, awaiter: Awaiter, waiter: Any) -> None:
+    """The task awaiting ``waiter`` was cancelled: it is no longer woken; if no other task awaits the
+    request and it has not finished, the request ends (:func:`time_out_now`, on the driver's IO thread)."""
+    with future._callback_lock:
+        waiters = awaiter.waiters
+        if waiters is not None:
+            awaiter.waiters = tuple(pair for pair in waiters if pair[1] is not waiter) or None
+        alone = awaiter.waiters is None
+        running = future._final_result is _NOT_SET and future._final_exception is None
+    if running and alone:
+        try:
+            future.session.cluster.connection_class.create_timer(0, partial(time_out_now, future))
+        except Exception:  # noqa: BLE001 - a cluster shut down: the request ends with it
+            log.debug("could not end the cancelled request %r", future, exc_info=True)
+
+
+def sent_by(callback: Any, future: Any) -> bool:
+    """Whether ``callback`` (what a connection calls with a stream's answer) is ``future``'s own."""
+    return (getattr(callback, "future", None) is future
+            or getattr(getattr(callback, "func", None), "__self__", None) is future)
+
+
+def time_out_now(future: Any) -> None:
+    """On the driver's IO thread (a timer's callback): the driver's own client timeout
+    (``future._on_timeout()``: the stream kept as orphaned until its late answer, the connection given
+    back, ``OperationTimedOut`` for the request's callbacks) if the request still waits for an answer on
+    a stream it owns; otherwise nothing (it finished, or is between a retry's attempts)."""
+    try:
+        if future._final_result is not _NOT_SET or future._final_exception is not None:
+            return
+        connection = future._connection
+        if connection is None:
+            return
+        entry = connection._requests.get(future._req_id)
+        if entry is None or not sent_by(entry[0], future):
+            return
+        future._on_timeout()
+    except Exception:  # noqa: BLE001 - a timer's callback: the request keeps its own timeout
+        log.debug("could not end the cancelled request %r", future, exc_info=True)
+
+
+class AwaitableCreate:
+    """``session._create_response_future`` whose futures of exactly ``future_class``'s base (the driver's
+    ``ResponseFuture``) become ``future_class`` (an awaitable subclass adding nothing else); ``previous``
+    is what the session object had of its own, if anything (put back on uninstall)."""
+
+    __slots__ = ("session", "future_class", "base", "driver", "previous")
+
+    def __init__(self, session: Any, future_class: type) -> None:
+        self.session = session
+        self.future_class = future_class
+        self.base = future_class.__base__
+        self.previous = session.__dict__.get("_create_response_future")
+        self.driver = session._create_response_future
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        future = self.driver(*args, **kwargs)
+        if type(future) is self.base:
+            future.__class__ = self.future_class
+        return future
