@@ -13,8 +13,8 @@ way an application runs them, by the profiler's execution patterns,
 * ``coll``: pages of 200 rows x 10 columns, 6 of them collections/tuples, 50 in flight;
 * ``wide_pages`` (full size only): pages of 200 rows x 50 columns, 50 in flight;
 * ``single50``: 1-row SELECTs of ``narrow``, 50 in flight, with the driver's default request timeout (10 s);
-* ``insert50``, ``insert1000``: prepared INSERTs of 10 columns into the connection benchmarks' table
-  (``timers_bench.inserts``, its rows), 50 and 1,000 in flight, the driver's default timeout.
+* ``insert1``, ``insert50``, ``insert1000``: prepared INSERTs of 10 columns into the connection benchmarks'
+  table (``timers_bench.inserts``, its rows), 1, 50 and 1,000 in flight, the driver's default timeout.
 
 Configurations (``benchmarks.e2e.configs``): a factory on the driver's connection (``tuple``,
 ``fastpath_named``), a factory on our connection (``fastpath_named+conn``: ``Cluster(...,
@@ -24,6 +24,9 @@ does not import, and on the workloads it does not run); ``--size connection`` me
 connection's targets that way (pinned, 21 rounds). The connection class is per cluster, so
 when a run has more than the driver's connection every connection gets a client process of its own
 (``benchmarks.e2e.clients``), the driver's too; they take turns in the same interleaved rounds.
+
+The same workloads awaited from an asyncio application (the driver through a hand-written bridge,
+an enabled session, awaited futures, a peer's asyncio API): ``benchmarks.bench_asyncio``.
 
 Sequential workloads run the ``sync`` pattern (one request at a time), the
 others ``callback_full_pipeline`` with as many callback chains as requests in
@@ -56,7 +59,7 @@ import sys
 from dataclasses import asdict
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from profiling.cluster import Contact, connect, reach
+from profiling.cluster import Contact, connect
 from profiling.factories import REFERENCE, for_sessions, resolve
 from profiling.harness.warmup import IN_FLIGHT, warm_with
 
@@ -66,7 +69,6 @@ from .e2e.clients import Client, DriverClient
 from .e2e.configs import Config
 from .e2e.workloads import WORKLOADS, QueriesFailed, Runner, Workload
 from .harness import cli, depths
-from .harness.pinning import parse_cpus, pin, unpin
 from .harness.stats import paired_ratio
 from .reporting import chart, targets
 from .reporting.tables import fmt_ratio, markdown_table
@@ -199,69 +201,63 @@ def run(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
     return section
 
 
-def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
-    """Connect, make sure the data set is there, run the workloads.
+def measure_on_node(spec: dict[str, Any], contact: Contact, configs: Sequence[Any],
+                    clients_of: Callable[[Any, list[int] | None], dict[str, Client]], say=print
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, str]]:
+    """Pinned as ``spec`` says (``reference.pinned_apart``): connect, make sure the data set is there,
+    take the clients ``clients_of(session, client_cpus)`` gives (by connection; closed after), and run
+    ``spec["workloads"]`` over the ``configs`` that have a client. Returns the spec as pinned, the cases,
+    the node's facts and each client's description."""
+    with reference.pinned_apart(spec, contact, say) as spec:
+        # the driver's event-loop thread inherits the pinning
+        cluster, session = connect(contact, **dataset.CONNECT_OPTIONS)
+        try:
+            version = dataset.cassandra_version(session)
+            say(f"end to end: Cassandra {version} at {', '.join(contact.hosts)}:{contact.port}, "
+                f"protocol v{cluster.protocol_version}, {len(configs)} configurations")
+            dataset.ensure_dataset(session, say=say)
+            clients = clients_of(session, spec.get("client_cpus"))
+            try:
+                say("end to end: " + "; ".join(f"{conn}: {client.description}" for conn, client in clients.items()))
+                measured = [c for c in configs if c.connection in clients]
+                cases = [bench_workload(session, WORKLOADS[wid], [], spec["rounds"], spec["round_s"], say=say,
+                                        warmup_s=spec.get("warmup_s", 0.0), clients=clients, configs=measured)
+                         for wid in spec["workloads"]]
+            finally:
+                for client in clients.values():
+                    client.close()
+            node = {"cassandra": {"version": version, "hosts": list(contact.hosts), "port": contact.port,
+                                  "nodes": len(cluster.metadata.all_hosts()),
+                                  "protocol_version": cluster.protocol_version},
+                    "connection_class": cluster.connection_class.__name__}
+        finally:
+            cluster.shutdown()
+    return spec, cases, node, {conn: client.description for conn, client in clients.items()}
 
-    ``server_cpus`` pins the node(s) whose PIDs ``server_pids`` names, else the local node (it then
-    needs a ``contact`` that is local); with ``reference`` (``--size full``) a node it cannot pin is
-    left unpinned and the run says why (its verdicts are then indicative)."""
+
+def run_pass(spec: dict[str, Any], contact: Contact, say=print) -> dict[str, Any]:
+    """Connect, make sure the data set is there, run the workloads (pinned as :func:`measure_on_node` says)."""
     configs, notes = e2e_configs.usable(configurations(spec.get("factories"), spec.get("connections") or ("driver",)))
     for note in notes:
         say(f"end to end: {note}")
     notes += [f"`{c.name}` does not run {', '.join(f'`{w}`' for w in skipped)}" for c in configs
               if (skipped := [w for w in spec["workloads"] if not c.runs(w)])]
     factories = [c.name for c in configs]
-    spec = dict(spec)
-    from profiling.node import server_pids
 
-    servers = list(spec.get("server_pids") or (server_pids() if contact.local else []))
-    if spec.get("server_cpus") and not servers:
-        why = f"the cluster at {contact} is not one this machine runs (name its PID: --server-pid)"
-        if not spec.get("reference"):
-            raise ValueError(f"server_cpus pins the local node; {why}")
-        say(f"end to end: cannot pin the server: {why}; its verdicts will be indicative")
-        spec.pop("server_cpus")
-        spec["not_pinned"] = why
-    pinned: dict[int, set[int]] = {}
-    try:
-        pinned.update(pin([os.getpid()], spec.get("client_cpus")))
-        pinned.update(pin(servers if spec.get("server_cpus") else [], spec.get("server_cpus")))
-        # the driver's event-loop thread inherits the pinning
-        cluster, session = connect(contact, **dataset.CONNECT_OPTIONS)
-        try:
-            version = dataset.cassandra_version(session)
-            say(f"end to end: Cassandra {version} at {', '.join(contact.hosts)}:{contact.port}, "
-                f"protocol v{cluster.protocol_version}, {len(factories)} configurations")
-            dataset.ensure_dataset(session, say=say)
-            clients: dict[str, Any] = {"driver": DriverClient(session)}
-            remotes: dict[str, e2e_clients.Remote] = {}
-            try:
-                if e2e_configs.needs_processes(configs):
-                    remotes = e2e_clients.start(list(dict.fromkeys(c.connection for c in configs)),
-                                                list(contact.hosts), contact.port, spec.get("client_cpus"))
-                    clients = dict(remotes)
-                say("end to end: " + "; ".join(f"{conn}: {client.description}" for conn, client in clients.items()))
-                cases = [bench_workload(session, WORKLOADS[wid], factories, spec["rounds"], spec["round_s"],
-                                        say=say, warmup_s=spec.get("warmup_s", 0.0), clients=clients,
-                                        configs=configs) for wid in spec["workloads"]]
-            finally:
-                for remote in remotes.values():
-                    remote.close()
-            nodes = len(cluster.metadata.all_hosts())
-            protocol_version = cluster.protocol_version
-            connection_class = cluster.connection_class.__name__
-        finally:
-            cluster.shutdown()
-    finally:
-        unpin(pinned, pids=[os.getpid(), *servers])
+    def clients_of(session: Any, client_cpus: list[int] | None) -> dict[str, Client]:
+        if not e2e_configs.needs_processes(configs):
+            return {"driver": DriverClient(session)}
+        return dict(e2e_clients.start(list(dict.fromkeys(c.connection for c in configs)),
+                                      list(contact.hosts), contact.port, client_cpus))
+
+    spec, cases, node, clients = measure_on_node(spec, contact, configs, clients_of, say)
     section = {
         "depth": THIS.key,
         "config": {**spec, "factories": factories},
-        "cassandra": {"version": version, "hosts": list(contact.hosts), "port": contact.port, "nodes": nodes,
-                      "protocol_version": protocol_version},
-        "connection_class": connection_class,
+        "cassandra": node["cassandra"],
+        "connection_class": node["connection_class"],
         "configurations": {c.name: {"factory": c.factory, "connection": c.connection,
-                                    "client": clients[c.connection].description} for c in configs},
+                                    "client": clients[c.connection]} for c in configs},
         "notes": notes,
         "method": ("node warmed up with each workload until its throughput stops climbing, then every factory "
                    "once; client CPU per query = time.process_time() delta (all threads) / queries; throughput = "
@@ -386,31 +382,17 @@ PANELS = (chart.Panel(f"{THIS.title}: client CPU per query", _cpu_panel),
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Any, dict[str, Any]]:
     """The command line's options, and the run's spec from them (its configurations checked)."""
     ap = cli.bench_parser(THIS.module, __doc__, SIZES)
-    ap.add_argument("--hosts", help="comma-separated contact points of your own cluster (nothing is started)")
-    ap.add_argument("--port", type=int, help="CQL port (default 9042 or PYFACTORIES_PORT)")
     ap.add_argument("--workloads", help=f"comma-separated, of: {', '.join(WORKLOADS)}")
     ap.add_argument("--factories", help="comma-separated configurations (tuple is always included): factory "
                     f"names, <factory>{e2e_configs.OURS_SUFFIX} for our connection, peers: {', '.join(e2e_configs.PEERS)}")
     ap.add_argument("--connections", default="driver",
                     help=f"comma-separated, of {', '.join(e2e_configs.CONNECTIONS)}: every factory on each "
                          "(ours: connection.cluster_options())")
-    ap.add_argument("--rounds", type=int)
-    ap.add_argument("--round-seconds", type=float, help="approximate length of one factory's segment")
-    ap.add_argument("--client-cpus", type=parse_cpus, metavar="LIST",
-                    help="pin the client (and the driver's event-loop thread) to these CPUs, e.g. 1 or 0-1")
-    ap.add_argument("--server-cpus", type=parse_cpus, metavar="LIST",
-                    help="pin the local Cassandra node(s) to these CPUs for the run (restored after)")
-    ap.add_argument("--server-pid", type=int, action="append", metavar="PID",
-                    help="the PID of a node on this machine that the project did not start (repeatable), "
-                         "for --server-cpus")
-    ap.add_argument("--warmup-seconds", type=float, metavar="S",
-                    help="the node warm-up per workload: at least S seconds, until throughput stops climbing")
+    cli.add_node_options(ap, "factory")
     args = ap.parse_args(argv)
-    spec = default_spec(args.size)
+    spec = cli.with_node_options(ap, args, default_spec(args.size))
     if args.workloads:
-        spec["workloads"] = args.workloads.split(",")
-        if unknown := [w for w in spec["workloads"] if w not in WORKLOADS]:
-            ap.error(f"unknown workload(s) {', '.join(unknown)}; choose of {', '.join(WORKLOADS)}")
+        spec["workloads"] = workloads_named(ap, args.workloads)
     if args.factories:
         spec["factories"] = args.factories.split(",")
     spec["connections"] = args.connections.split(",")
@@ -418,31 +400,19 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Any, dict[str, Any]]:
         configurations(spec.get("factories"), spec["connections"])
     except ValueError as exc:
         ap.error(str(exc))
-    if args.rounds:
-        spec["rounds"] = args.rounds
-    if args.round_seconds:
-        spec["round_s"] = args.round_seconds
-    if args.hosts and args.server_cpus and not args.server_pid:
-        ap.error("--server-cpus pins the local node; it cannot pin the servers named by --hosts "
-                 "(unless --server-pid names them)")
-    if args.server_pid:
-        spec["server_pids"] = args.server_pid
-    if args.warmup_seconds is not None:
-        spec["warmup_s"] = args.warmup_seconds
-    for who in ("client", "server"):
-        if getattr(args, f"{who}_cpus"):
-            spec[f"{who}_cpus"] = getattr(args, f"{who}_cpus")
     return args, spec
 
 
+def workloads_named(ap: Any, text: str) -> list[str]:
+    """The workloads of ``--workloads`` (comma-separated); an error naming those that are not workloads."""
+    named = text.split(",")
+    if unknown := [w for w in named if w not in WORKLOADS]:
+        ap.error(f"unknown workload(s) {', '.join(unknown)}; choose of {', '.join(WORKLOADS)}")
+    return named
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args, spec = parse_args(argv)
-    if spec["rounds"] < 5:
-        print("note: fewer than 5 rounds; the project's method asks for at least 5", file=sys.stderr)
-    with reach(args.hosts, args.port) as contact:
-        section = run(spec, contact)
-    cli.print_and_save(section, render, args.json)
-    return 0
+    return cli.main_against_node(argv, parse_args, run, render)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ CONNECTIONS = ("driver", "ours")
 OURS_SUFFIX = "+conn"
 #: Peer drivers: name -> (module that must import, workloads it runs, how the tables name its row).
 PEERS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "acsylla": ("acsylla", ("single", "single50", "pages", "insert50", "insert1000"),
+    "acsylla": ("acsylla", ("single", "single50", "pages", "insert1", "insert50", "insert1000"),
                 "acsylla (asyncio API, rows as tuples)"),
 }
 REFERENCE_CONFIG = REFERENCE

@@ -12,8 +12,10 @@ and not judged; ``make bench-quick`` is unpinned and short, so indicative.
 from __future__ import annotations
 
 import os
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
+from ..harness.pinning import pin, unpin
 from ..reporting.tables import fmt_ratio, markdown_table
 
 MIN_ROUNDS = 21
@@ -41,6 +43,34 @@ def problem(config: dict[str, Any]) -> str | None:
     if config.get("rounds", 0) < MIN_ROUNDS:
         reasons.append(f"{config.get('rounds', 0)} rounds")
     return "; ".join(reasons) or None
+
+
+@contextmanager
+def pinned_apart(spec: dict[str, Any], contact: Any, say: Callable[[str], None] = print) -> Iterator[dict[str, Any]]:
+    """This process on ``spec["client_cpus"]`` and the node on ``spec["server_cpus"]`` for the block (every
+    thread given its CPUs back after); yields ``spec`` as pinned.
+
+    The node is the one whose PIDs ``spec["server_pids"]`` names, else the local node (which needs a
+    ``contact`` that is local). With ``reference`` a node it cannot pin is left unpinned and the
+    yielded spec says why (``not_pinned``: its verdicts are then indicative); without, that is an error."""
+    from profiling.node import server_pids
+
+    spec = dict(spec)
+    servers = list(spec.get("server_pids") or (server_pids() if contact.local else []))
+    if spec.get("server_cpus") and not servers:
+        why = f"the cluster at {contact} is not one this machine runs (name its PID: --server-pid)"
+        if not spec.get("reference"):
+            raise ValueError(f"server_cpus pins the local node; {why}")
+        say(f"end to end: cannot pin the server: {why}; its verdicts will be indicative")
+        spec.pop("server_cpus")
+        spec["not_pinned"] = why
+    pinned: dict[int, set[int]] = {}
+    try:
+        pinned.update(pin([os.getpid()], spec.get("client_cpus")))
+        pinned.update(pin(servers if spec.get("server_cpus") else [], spec.get("server_cpus")))
+        yield spec
+    finally:
+        unpin(pinned, pids=[os.getpid(), *servers])
 
 
 def judged(status: str, config: dict[str, Any]) -> tuple[str, str]:

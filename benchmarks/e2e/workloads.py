@@ -69,7 +69,7 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
              request_timeout=DRIVER_DEFAULT_TIMEOUT_S),
     *(Workload(f"insert{n}", f"prepared 10-column INSERTs, {n:,} in flight, the driver's default timeout",
                inserts.INSERT, "inserts", 0, 10, n, request_timeout=DRIVER_DEFAULT_TIMEOUT_S)
-      for n in (50, 1000)),
+      for n in (1, 50, 1000)),
 )}
 
 

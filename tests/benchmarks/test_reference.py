@@ -80,3 +80,34 @@ def test_the_report_puts_ranges_beside_medians_and_the_unpinned_pass_apart():
     assert ("single", "named_tuple", "CPU ratio to tuple") in names
     metrics = compare.metrics({"e2e": section})
     assert ("e2e", "single", "named_tuple", "CPU/query µs, unpinned") in metrics
+
+
+def test_pinned_apart_pins_client_and_named_servers_and_gives_the_cpus_back_even_on_failure(monkeypatch):
+    from profiling.cluster import Contact
+
+    calls = []
+    monkeypatch.setattr(reference, "pin", lambda pids, cpus: calls.append(("pin", list(pids), cpus)) or
+                        {pid: {0, 1} for pid in pids if cpus})
+    monkeypatch.setattr(reference, "unpin", lambda saved, pids: calls.append(("unpin", sorted(saved), list(pids))))
+    spec = {"client_cpus": [1], "server_cpus": [0], "server_pids": [4242]}
+    with pytest.raises(KeyError):
+        with reference.pinned_apart(spec, Contact(["10.0.0.1"], 9042)) as pinned:
+            assert pinned == spec and pinned is not spec
+            raise KeyError("the run failed")
+    me = os.getpid()
+    assert calls == [("pin", [me], [1]), ("pin", [4242], [0]), ("unpin", sorted([me, 4242]), [me, 4242])]
+
+
+def test_a_server_that_cannot_be_pinned_is_an_error_unless_the_run_is_the_reference(monkeypatch):
+    from profiling.cluster import Contact
+
+    monkeypatch.setattr(reference, "pin", lambda pids, cpus: {})
+    monkeypatch.setattr(reference, "unpin", lambda saved, pids: None)
+    elsewhere = Contact(["10.0.0.1"], 9042)  # not a node this machine runs
+    with pytest.raises(ValueError, match="server_cpus pins the local node; the cluster at 10.0.0.1:9042 is not"):
+        with reference.pinned_apart({"server_cpus": [0]}, elsewhere):
+            pass
+    said = []
+    with reference.pinned_apart({"server_cpus": [0], "reference": True}, elsewhere, said.append) as pinned:
+        assert "server_cpus" not in pinned and "--server-pid" in pinned["not_pinned"]
+    assert said and "cannot pin the server" in said[0]
