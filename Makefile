@@ -151,13 +151,14 @@ cluster-up: $(DEPS)
 
 cluster-down: cassandra-down
 
+# The Makefile's Python's wheel, from the source tree: the modules `make build` compiled are reused.
 wheel: $(DEPS)
-	rm -rf dist/*.whl wheelhouse
-	$(BIN)/pip wheel --no-deps --no-build-isolation -w dist .
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w dist dist/pyfactories-*-linux_*.whl \
-		&& rm -f dist/pyfactories-*-linux_*.whl \
-		|| echo "auditwheel could not repair the wheel: keeping the linux_* tag"
-	ls dist/
+	rm -rf $(DIST)/raw-tree && mkdir -p $(DIST)/raw-tree
+	$(PY) -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w $(DIST)/raw-tree .
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w $(DIST) $(DIST)/raw-tree/pyfactories-*.whl \
+		|| { echo "auditwheel could not repair the wheel: keeping the linux_* tag"; mv $(DIST)/raw-tree/*.whl $(DIST); }
+	rm -rf $(DIST)/raw-tree
+	ls $(DIST)
 
 pythons:
 	@for py in $(PYTHONS); do echo $$py; done

@@ -125,10 +125,10 @@ def pytest_unconfigure(config):
 
 #: The lanes of ``make test``'s pytest-xdist workers, by test file: each lane runs whole on one worker,
 #: in the order written; every other test goes to whichever worker is free. The tests on the node are
-#: in two lanes, the profiler's (whose keyspaces are its own) and the rest, so no two tests make or
-#: drop the same keyspace at once; the tests of the built wheel in one, those of pip's install orders
+#: in three lanes, the profiler's, the benchmarks' and the rest (each lane's keyspaces its own), so no
+#: two tests make or drop the same keyspace at once; the tests of the built wheel in one, those of pip's install orders
 #: (which wait for the same wheel, then for pip) in another.
-LANES = {"tests/integration/": "node", "tests/benchmarks/": "node", "tests/profiling/": "profiler",
+LANES = {"tests/integration/": "node", "tests/benchmarks/": "bench", "tests/profiling/": "profiler",
          "tests/package/test_wheel.py": "wheel", "tests/package/test_install_order.py": "pip"}
 
 

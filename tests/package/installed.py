@@ -83,11 +83,17 @@ def _sources_key() -> str:
     return digest.hexdigest()[:16]
 
 
+#: The tag of the CPython running the tests (the one ``make build`` builds for).
+TAG = "cp%d%d" % sys.version_info[:2]
+
+
 def build_wheels(*tags: str) -> dict[str, Path]:
     """The sdist (``sdist``) and the wheel of each CPython asked for by tag (``cp311``, ...; every one
-    ``make wheels`` builds for when none is named), built by ``make sdist`` and ``make wheel-of`` once
-    per state of the sources and shared by every test (and every pytest run, ``make test`` and
-    ``make test-matrix`` alike) under ``.cache/built``; an older state's files are removed."""
+    ``make wheels`` builds for when none is named), built once per state of the sources and shared by
+    every test (and every pytest run, ``make test`` and ``make test-matrix`` alike) under
+    ``.cache/built``; an older state's files are removed. The running Python's wheel is built from the
+    source tree (``make wheel``, reusing what ``make build`` compiled), every other one from the sdist by
+    an environment without Cython (``make wheel-of``)."""
     built = ROOT / ".cache" / "built"
     built.mkdir(parents=True, exist_ok=True)
     dist = built / _sources_key()
@@ -106,15 +112,13 @@ def build_wheels(*tags: str) -> dict[str, Path]:
             (dist / "sdist.done").touch()
         for tag in tags or found:
             if not (dist / f"{tag}.done").exists():
-                run("make", "-s", "-C", ROOT, "wheel-of", f"PYTHON={found[tag]}", f"DIST={dist}")
+                # this Python's from the source tree (``make build`` compiled it), every other's from the sdist
+                how = ["wheel"] if tag == TAG else ["wheel-of", f"PYTHON={found[tag]}"]
+                run("make", "-s", "-C", ROOT, *how, f"DIST={dist}")
                 (dist / f"{tag}.done").touch()
     wheels = {wheel.name.split("-")[2]: wheel for wheel in dist.glob("pyfactories-*.whl")}
     (sdist,) = dist.glob("pyfactories-*.tar.gz")
     return {tag: wheels[tag] for tag in tags or found} | {"sdist": sdist}
-
-
-#: The tag of the CPython running the tests (the one ``make build`` builds for).
-TAG = "cp%d%d" % sys.version_info[:2]
 
 
 def pythons() -> dict[str, str]:

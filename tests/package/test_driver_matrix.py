@@ -52,7 +52,7 @@ UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ign
 
 pytestmark = [pytest.mark.matrix, pytest.mark.integration]
 #: Runs at once: they wait on the node and on their processes more than they compute.
-PARALLEL_RUNS = 3
+PARALLEL_RUNS = 4
 
 
 @pytest.fixture(scope="module")
@@ -128,11 +128,10 @@ def runs(wheels, suite, contact, tmp_path_factory):
     waits mostly on the node or on its own process): a test then takes its own run's result."""
     where = tmp_path_factory.mktemp("runs")
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
-        yield {
-            **{driver: pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
-               for i, driver in enumerate(RELEASES)},
-            **{tag: pool.submit(_unit_run, tag, python, suite, where) for tag, python in other_pythons().items()},
-        }
+        # the unit runs first: each builds its Python's wheel, which computes while the release runs wait
+        units = {tag: pool.submit(_unit_run, tag, python, suite, where) for tag, python in other_pythons().items()}
+        yield {**units, **{driver: pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
+                           for i, driver in enumerate(RELEASES)}}
 
 
 @pytest.mark.parametrize("driver", RELEASES)

@@ -7,7 +7,7 @@ import pytest
 
 from pyfactories import _driver
 
-from .installed import SMOKE, build_wheels, env_with, pythons, run
+from .installed import SMOKE, TAG, build_wheels, env_with, pythons, run
 
 #: Every Python's wheel: ``make test-matrix`` (which builds the other Pythons' wheels anyway), not ``make test``.
 pytestmark = [pytest.mark.slow, pytest.mark.matrix]
@@ -25,6 +25,15 @@ def test_one_wheel_per_python_and_the_sdist(built):
     assert "cp311" in found and set(wheels) == set(found)
     assert all("manylinux" in w.name for w in wheels.values())
     assert len(list(sdist.parent.glob("pyfactories-*.tar.gz"))) == 1 and sdist.name.endswith(".tar.gz")
+
+
+def test_the_other_pythons_wheels_are_built_from_the_sdist_with_a_c_compiler_and_no_cython(built):
+    sdist, wheels, found = built
+    others = set(wheels) - {TAG}  # this Python's comes from the source tree, reusing `make build`
+    assert others or list(found) == [TAG]
+    for tag in others:
+        build_env = (sdist.parent / f"build-env-{tag}.txt").read_text().lower()
+        assert "setuptools" in build_env and "cassandra-driver" in build_env and "cython" not in build_env, tag
 
 
 def test_every_wheel_installs_and_runs_compiled_on_its_python(built, tmp_path):
