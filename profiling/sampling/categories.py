@@ -71,6 +71,10 @@ IDLE_PYTHON = frozenset({
     ("pollreactor.py", "doPoll"), ("selectreactor.py", "doSelect"),
     ("connection.py", "_recv"), ("connection.py", "_poll"), ("connection.py", "wait"),
     ("pool.py", "_handle_workers"),
+    # uvloop's loop runs in C under asyncio's Runner (``asyncio.run``, ``uvloop.run``, uvicorn): with no
+    # Python frame above it, the loop waits in epoll (its own C work, unseen, is spread over the
+    # thread's other samples by its CPU); the standard loop waits in ``selectors.py`` instead
+    ("asyncio/runners.py", "run"),
 })
 
 def is_idle(frames: list[Frame]) -> bool:

@@ -16,6 +16,15 @@ therefore shows as a Python frame whose nearest Python caller is the driver's. T
 * ``collections.namedtuple`` called from the driver is the driver's compiled
   ``named_tuple_factory`` building its class (almost all of that factory's cost).
 
+The same gap hides the callbacks the driver runs as a request finishes (``add_callbacks``): between
+the reactor's read handler and the program's callback there is no frame, so the callback, and what
+it calls, would count as the reactor's (socket). The rule: a Python frame of the program (not the
+driver's, not pyfactories', not the standard library's) whose nearest Python caller is the driver's or
+pyfactories' is a callback the driver runs, *dispatch* (as the markers count it), unless a frame
+inside it has a category of its own (a request it sends, a row factory). An asyncio application's
+hand-written bridge (``add_callbacks`` handing the rows to ``loop.call_soon_threadsafe``) is such a
+callback, with the wake-up of its loop.
+
 Limits: the driver's compiled ``tuple_factory``, ``dict_factory`` and
 ``ordered_dict_factory`` and pyfactories' compiled factories leave no Python frame, so
 their (small) cost stays in the event loop's category; a callback of the user's (added
@@ -26,11 +35,13 @@ factory named otherwise is found only with ``--row-factory``.
 from __future__ import annotations
 
 import collections
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from ..factories import FACTORIES, resolve
 from . import categories
+from .bymodule import by_module
 from .categories import Samples
 from .stacks import Frame, Stack, parse_frame
 
@@ -42,6 +53,35 @@ _NAMEDTUPLE = ("collections/__init__.py", "namedtuple")
 def _in_driver(frame: Frame) -> bool:
     path = frame.file.replace("\\", "/")
     return frame.python and "/cassandra/" in path
+
+
+def _in_standard_library(path: str) -> bool:
+    """``/usr/lib/python3.11/asyncio/events.py`` and the like (not a ``site-packages`` below them)."""
+    return bool(_STDLIB.search(path)) and "-packages/" not in path or path.startswith("<frozen ")
+
+
+_STDLIB = re.compile(r"/(lib|Lib)/(python3\.\d+|pypy3\.\d+)/")
+
+
+def _runs_callbacks(frame: Frame) -> bool:
+    """The driver's, or pyfactories' connection's and futures' (which finish requests as the driver does)."""
+    path = frame.file.replace("\\", "/")
+    return _in_driver(frame) or "/pyfactories/connection/" in path or "/pyfactories/futures/" in path
+
+
+def callback_position(frames: list[Frame]) -> int | None:
+    """Index of the outermost frame of a callback of the program that the driver (or pyfactories'
+    connection or futures) runs, or None."""
+    caller: Frame | None = None
+    for k, frame in enumerate(frames):
+        if not frame.python:
+            continue
+        path = frame.file.replace("\\", "/")
+        if (caller is not None and _runs_callbacks(caller) and not _in_driver(frame) and "/pyfactories/" not in path
+                and not _in_standard_library(path)):
+            return k
+        caller = frame
+    return None
 
 
 @dataclass
@@ -104,6 +144,9 @@ def classify(stack: Stack, rule: FactoryRule) -> str | None:
         return None
     if rule.position(frames) is not None:
         return "row_factory"
+    k = callback_position(frames)
+    if k is not None and not any(map(by_module, frames[k:])):
+        return "dispatch"
     return categories.classify(stack, by_module=True)
 
 
@@ -149,5 +192,7 @@ def cpu_stacks(stacks: list[Stack], rule: FactoryRule) -> Iterator[tuple[list[st
         k = rule.position(frames)
         if k is not None:
             cats = cats[:k] + ["row_factory"] * (len(cats) - k)
+        elif category == "dispatch" and (k := callback_position(frames)) is not None:
+            cats = cats[:k] + ["dispatch"] * (len(cats) - k)
         base = categories.base_category(stack.thread)
         yield [f"thread: {stack.thread or '?'}", *stack.frames], stack.count, [base, *cats]

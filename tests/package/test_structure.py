@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PRODUCT = ("pyfactories", "profiling", "benchmarks", "ext")
+PRODUCT = ("pyfactories", "profiling", "benchmarks", "ext", "examples")
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi", ".h"}
 MAX_LINES = 450
 # Issue and seed numbers mean nothing to users: name the thing itself.

@@ -135,6 +135,47 @@ def test_namedtuple_called_by_the_driver_is_its_named_tuple_factory():
     assert found.samples.counts()["row_factory"] == 1 and found.factory_ref == "named_tuple"
 
 
+STDLIB = "/usr/lib/python3.11"
+
+
+def test_a_callback_the_driver_runs_is_dispatch_with_what_it_calls():
+    rule = foreign.FactoryRule()
+    # the hand-written asyncio bridge: the callback hands the rows to the loop, waking it
+    bridge = LOOP + ["_hand_rows (/srv/app/store.py:150)", f"call_soon_threadsafe ({STDLIB}/asyncio/base_events.py:807)",
+                     f"_write_to_self ({STDLIB}/asyncio/selector_events.py:141)"]
+    for k in range(len(LOOP) + 1, len(bridge) + 1):
+        assert foreign.classify(stack(bridge[:k]), rule) == "dispatch", bridge[:k]
+    # the same callback run by pyfactories' connection
+    ours = ["_run_loop (/venv/pyfactories/connection/__init__.py:300)", "_hand_rows (/srv/app/store.py:150)"]
+    assert foreign.classify(stack(ours), rule) == "dispatch"
+    # a callback that sends the next request: that is the request path, as before
+    chained = LOOP + ["on_page (/srv/app/pages.py:20)", "push (/venv/cassandra/io/libevreactor.py:390)"]
+    assert foreign.classify(stack(chained), rule) == "request"
+    # a row factory stays one; the reactor's own work stays socket
+    assert foreign.classify(stack(LOOP + ["slow_tuple_factory (/app/rows.py:20)"]), rule) == "row_factory"
+    assert foreign.classify(stack(LOOP), rule) == "socket"
+
+
+def test_what_the_driver_calls_that_is_not_a_callback_keeps_its_category():
+    rule = foreign.FactoryRule()
+    # the driver's asyncio reactor runs its own loop: the standard library's frames are the reactor's
+    reactor = ["_run_loop (/venv/cassandra/io/asyncioreactor.py:130)", f"run_forever ({STDLIB}/asyncio/base_events.py:607)",
+               f"_run_once ({STDLIB}/asyncio/base_events.py:1922)"]
+    assert foreign.classify(stack(reactor, thread="asyncio_thread"), rule) == "socket"
+    # a class of typed rows, built by pyfactories' rows: not a callback
+    typed = LOOP + ["class_rows (/venv/pyfactories/rows/_rows_py.py:300)", "__init__ (/srv/app/models.py:5)"]
+    assert foreign.classify(stack(typed), rule) == "row_factory"
+    # the program's own code on its own thread
+    assert foreign.classify(stack(["main (/srv/app/main.py:1)", "handler (/srv/app/store.py:150)"],
+                                  thread="MainThread"), rule) == "other"
+
+
+def test_the_flamegraph_colours_a_callback_as_dispatch():
+    frames = LOOP + ["_hand_rows (/srv/app/store.py:150)", f"call_soon_threadsafe ({STDLIB}/asyncio/base_events.py:807)"]
+    ((_f, _count, cats),) = foreign.cpu_stacks([stack(frames)], foreign.FactoryRule())
+    assert cats[-2:] == ["dispatch", "dispatch"] and cats[1:3] == ["socket", "socket"]
+
+
 def test_the_flamegraph_colours_the_factory_and_what_it_calls():
     frames = LOOP + ["slow_tuple_factory (/app/rows.py:20)", "burn (/app/rows.py:10)"]
     ((_f, _count, cats),) = foreign.cpu_stacks([stack(frames)], foreign.FactoryRule())

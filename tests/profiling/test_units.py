@@ -97,6 +97,10 @@ def test_thread_base_categories():
     "thread (1): event_loop;Thread.run (/t/threading.py:982);LibevLoop._run_loop (/x/io/libevreactor.py:104) 1",
     "thread (1): ThreadPoolExecutor-0_0;_worker (/t/concurrent/futures/thread.py:81) 1",
     "thread (1): MainThread 1",
+    # uvloop's loop (C) under asyncio's Runner, here uvicorn's; the standard loop waits in selectors.py
+    "thread (1): MainThread;main (/a/app.py:40);asyncio_run (/v/uvicorn/_compat.py:30);run (/t/asyncio/runners.py:118) 1",
+    "thread (1): MainThread;run (/t/asyncio/base_events.py:640);_run_once (/t/asyncio/base_events.py:1898);"
+    "select (/t/selectors.py:468) 1",
 ])
 def test_idle_samples_are_dropped(line):
     assert categories.classify(one(line)) is None
@@ -106,6 +110,11 @@ def test_busy_native_and_python_samples_are_kept():
     assert categories.classify(one(f"thread (1): event_loop;{LOOP_HEAD};0x7f (connection.so);"
                                  "memcpy (libc.so.6) 1")) == "socket"
     assert categories.classify(one("thread (1): MainThread;Condition.notify (/t/threading.py:382) 1")) == "other"
+    # an asyncio loop at work: its own frames, or a task's, above the Runner
+    assert categories.classify(one("thread (1): MainThread;run (/t/asyncio/runners.py:118);"
+                                   "_run_once (/t/asyncio/base_events.py:1922) 1")) == "other"
+    assert categories.classify(one("thread (1): MainThread;run (/t/asyncio/runners.py:118);"
+                                   "handler (/a/app.py:12) 1")) == "other"
 
 
 # -- shares ----------------------------------------------------------------------------------
