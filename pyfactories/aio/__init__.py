@@ -25,7 +25,6 @@ the driver's ``ResponseFuture`` with ``__await__`` and nothing else. ``pyfactori
 from __future__ import annotations
 
 import asyncio
-import types
 from functools import partial
 from typing import Any, AsyncIterator, Generator
 
@@ -71,11 +70,23 @@ def await_response(future: ResponseFuture) -> Generator[Any, None, AsyncResultSe
     return _spec.result_of(future, AsyncResultSet)
 
 
-@types.coroutine
-def result(future: ResponseFuture) -> Generator[Any, None, AsyncResultSet]:
+class Awaiting:
+    """Any request future of the driver, awaitable (``await Awaiting(future)``: its :class:`AsyncResultSet`)."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: ResponseFuture) -> None:
+        self.future = future
+
+    def __await__(self) -> Generator[Any, None, AsyncResultSet]:
+        return _spec.result_of(self.future, AsyncResultSet)
+
+
+async def result(future: ResponseFuture) -> AsyncResultSet:
     """``await pyfactories.aio.result(future)``: what ``future.result()`` gives, without blocking the loop,
-    for any request future of the driver (of a session that is not enabled too)."""
-    return (yield from _spec.result_of(future, AsyncResultSet))
+    for any request future of the driver (of a session that is not enabled too). A coroutine: tasks,
+    ``gather`` and ``TaskGroup`` take it on every Python."""
+    return await Awaiting(future)
 
 
 class AwaitableResponseFuture(ResponseFuture):

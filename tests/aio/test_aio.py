@@ -13,7 +13,7 @@ from functools import partial
 
 import pytest
 from cassandra import InvalidRequest
-from cassandra.cluster import _NOT_SET, ResponseFuture, ResultSet
+from cassandra.cluster import ResponseFuture, ResultSet
 
 import pyfactories
 from pyfactories import aio
@@ -39,7 +39,21 @@ def request_future(columns=("k",)):
 
 def awaiting(spec, future):
     """An awaitable of ``future`` through ``spec`` (the module under test)."""
-    return types.coroutine(lambda: (yield from spec.result_of(future, aio.AsyncResultSet)))()
+    return _await(Awaitable(spec, future))
+
+
+class Awaitable:
+    """``future`` awaited through ``spec``'s ``result_of`` (the module under test)."""
+
+    def __init__(self, spec, future):
+        self.spec, self.future = spec, future
+
+    def __await__(self):
+        return self.spec.result_of(self.future, aio.AsyncResultSet)
+
+
+async def _await(awaitable):
+    return await awaitable
 
 
 def from_thread(fn, *args):
@@ -305,6 +319,22 @@ def test_pages_follow_the_result_sets_current_rows(loop):
         return result
 
     assert loop.run_until_complete(main()).current_rows == []
+
+
+def test_result_is_a_coroutine_that_tasks_gather_and_task_groups_take(loop):
+    # (a generator-based coroutine is refused by asyncio's tasks from Python 3.12 on)
+    done, pending = request_future(), request_future()
+    done._set_final_result([(1,)])
+
+    async def main():
+        gathered = await asyncio.gather(aio.result(done), asyncio.ensure_future(aio.result(done)))
+        async with asyncio.TaskGroup() as group:
+            task = group.create_task(aio.result(pending))
+            await asyncio.sleep(0)
+            from_thread(pending._set_final_result, [(2,)]).join()
+        return [list(r) for r in gathered], list(task.result())
+
+    assert loop.run_until_complete(main()) == ([[(1,)], [(1,)]], [(2,)])
 
 
 def test_loops_on_other_threads_each_finish_their_own(spec):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import types
+from functools import partial
 
 from cassandra.cluster import _NOT_SET, ResponseFuture
 from hypothesis import given
@@ -132,6 +132,18 @@ def lying_future(rows, failure):
     return future
 
 
+class _Awaitable:
+    def __init__(self, module, future):
+        self.module, self.future = module, future
+
+    def __await__(self):
+        return self.module.result_of(self.future, AsyncResultSet)
+
+
+async def _awaiting(module, future):
+    return await _Awaitable(module, future)
+
+
 @fuzz
 @given(rows=st.sampled_from(["unset", "rows", "lying rows", "none"]),
        failure=st.sampled_from([None, "exception", "not an exception", "stop"]))
@@ -139,7 +151,7 @@ def test_aio_awaiting_a_lying_future_as_its_twin(rows, failure):
     answers = {}
     for name, module in MODULES.items():
         future = lying_future(_NOT_SET if rows == "unset" else make(rows) if rows != "none" else None, make(failure))
-        awaiting = types.coroutine(lambda: (yield from module.result_of(future, AsyncResultSet)))
+        awaiting = partial(_awaiting, module, future)
 
         async def main():
             try:

@@ -57,11 +57,11 @@ def env_with(path: Path, *installs: object, python: object = None, installer: st
     install per item, in order; returns its interpreter. ``installer="pip"`` for the tests of what
     pip itself does (which driver owns the ``cassandra`` package after each install order)."""
     interpreter = path / "bin" / "python"
-    if installer == "pip":
-        run(python or sys.executable, "-m", "venv", path)
+    assert UV.exists(), f"{UV} is missing: pip install -e '.[dev]' installs it"
+    if installer == "pip":  # the environment made by uv with pip in it (--seed); pip makes every install
+        run(UV, "venv", "-q", "--seed", "--python", python or sys.executable, path)
         command: list[object] = [interpreter, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     else:
-        assert UV.exists(), f"{UV} is missing: pip install -e '.[dev]' installs it"
         run(UV, "venv", "-q", "--python", python or sys.executable, path)
         command = [UV, "pip", "install", "-q", "--python", interpreter]
     for item in installs:

@@ -3,12 +3,11 @@ compiled module."""
 
 import subprocess
 import tarfile
-import venv
 import pytest
 
 from pyfactories import _driver
 
-from .installed import ROOT, TAG, build_wheels
+from .installed import ROOT, TAG, UV, build_wheels, env_with
 
 pytestmark = pytest.mark.slow
 
@@ -17,11 +16,6 @@ def run(*cmd, cwd=None):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout
-
-
-def fresh_env(path):
-    venv.EnvBuilder(with_pip=True).create(path)
-    return path / "bin" / "python"
 
 
 IMPORT_CHECK = (
@@ -45,16 +39,15 @@ def test_wheel_installs_and_imports_compiled(tmp_path):
     assert "-cp3" in wheel.name and "linux" in wheel.name, "expected a binary wheel"
 
     env_dir = tmp_path / "env"
-    python = fresh_env(env_dir)
     # The driver comes from the package index (the extra names it); pyfactories only from the wheel.
-    run(str(python), "-m", "pip", "install", "-q", f"{wheel}[cassandra]")
+    python = env_with(env_dir, f"{wheel}[cassandra]")
     first, second = run(str(python), "-c", IMPORT_CHECK, cwd=tmp_path).splitlines()
     impl, location, fastpath_on, driver = first.split()
     assert impl == "cython" and location.startswith(str(env_dir))
     # on exactly when the extra installed a release the fast path is tested on
     assert fastpath_on == str(driver in _driver.TESTED_RELEASES["cassandra-driver"]), first
     assert second == "[Row(a=1)]"
-    installed = run(str(python), "-m", "pip", "show", "-f", "pyfactories")
+    installed = run(str(UV), "pip", "show", "--files", "--python", str(python), "pyfactories")
     assert "py.typed" in installed
     # every module of the source tree's package is in the wheel: its Python files and stubs, and one
     # compiled module per Cython source (the matrix runs the unit suite from the other Pythons' wheels)
