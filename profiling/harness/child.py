@@ -114,7 +114,7 @@ class Pass:
         self.started = time.perf_counter()
         with watchdog.Watchdog(self.tally, self.stop, progress=self.runner.progress,
                                reachable=getattr(self.runner, "reachable", watchdog.always_reachable),
-                               on_abandon=abandon) as dog:
+                               on_abandon=abandon, progress_is_answers=isinstance(self.runner, InProcess)) as dog:
             self.runner.run(self.stop, self.tally, prof_dir)
         self.reason = dog.reason
         return dog.reason is None

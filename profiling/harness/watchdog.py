@@ -49,8 +49,11 @@ class Watchdog:
 
     def __init__(self, tally: Tally, stop: threading.Event, *, progress: Callable[[], int] = _no_progress,
                  reachable: Callable[[], bool] = always_reachable, on_abandon: Callable[[str], None] | None = None,
-                 failing_s: float = FAILING_S, stalled_s: float = STALLED_S, grace_s: float = GRACE_S) -> None:
+                 failing_s: float = FAILING_S, stalled_s: float = STALLED_S, grace_s: float = GRACE_S,
+                 progress_is_answers: bool = False) -> None:
         self.tally, self.stop, self.progress, self.on_abandon = tally, stop, progress, on_abandon
+        # ``progress`` counts the responses decoded (one process's driver), not tasks of other processes
+        self.progress_is_answers = progress_is_answers
         self.reachable = reachable
         self.failing_s, self.stalled_s, self.grace_s = failing_s, stalled_s, grace_s
         self.reason: str | None = None
@@ -73,6 +76,7 @@ class Watchdog:
         ok_errors = t.errors  # errors counted when the last success was seen
         failing_since: float | None = None
         down_since: float | None = None
+        answered, answered_at = (last[0], last[1], last[3]), moved_at
         while not self._ended.wait(POLL_S):
             now = time.monotonic()
             reachable = self.reachable()
@@ -80,6 +84,8 @@ class Watchdog:
             seen = (t.ok, t.errors, t.sent if reachable else last[2], self.progress())
             if seen != last:
                 moved_at = now
+            if (seen[0], seen[1], seen[3]) != answered:
+                answered, answered_at = (seen[0], seen[1], seen[3]), now
             if seen[0] != last[0]:
                 ok_errors, failing_since = seen[1], None
             elif seen[1] != ok_errors and failing_since is None:
@@ -97,6 +103,13 @@ class Watchdog:
             if now - moved_at >= self.stalled_s:
                 self._give_up(f"nothing answered for {self.stalled_s:.0f} s "
                               "(no request sent or ended, no response decoded)")
+                return
+            # requests still sent (a pattern that counts its outcomes only once everything is sent), but
+            # no response decoded (where responses are counted: some were) and none ended: a node gone
+            # while the driver still holds it up
+            if self.progress_is_answers and seen[3] and now - answered_at >= self.stalled_s:
+                self._give_up(f"nothing answered for {self.stalled_s:.0f} s "
+                              f"(requests sent, no response decoded, none ended)")
                 return
 
     def _give_up(self, reason: str) -> None:

@@ -46,7 +46,7 @@ FUTURES_OFF = ["tests/futures/test_futures.py::test_futures_are_ours_on_cassandr
 AIO = ["tests/aio/test_aio.py", "tests/integration/test_aio.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 #: The checks of the source tree (its layout, structure and imports) read the sources, which the copy has not.
-UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/integration",
+UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ignore=tests/examples", "--ignore=tests/integration",
         "--ignore=tests/package/test_structure.py", "--ignore=tests/package/test_layout.py",
         "--ignore=tests/package/test_import_cycles.py", "-m", "not integration and not slow and not matrix"]
 
@@ -183,9 +183,14 @@ def test_every_other_python_and_driver_pair(suite, contact, tmp_path):
     wheels = build_wheels()
     pairs = [(tag, python, driver) for tag, python in other_pythons().items() for driver in RELEASES]
     assert pairs or list(pythons()) == [TAG]
-    for tag, python, driver in pairs:
+
+    def pair_run(tag, python, driver):
         env = env_with(tmp_path / f"{tag}-{driver}", [driver, wheels[tag]], python=python)
-        lines = run(env, "-c", ROWS, env=against(contact), cwd=suite).stdout.strip().splitlines()
+        return run(env, "-c", ROWS, env=against(contact), cwd=suite).stdout.strip().splitlines()
+
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:  # each waits on uv and on the node
+        outputs = list(pool.map(lambda pair: pair_run(*pair), pairs))
+    for (tag, _python, driver), lines in zip(pairs, outputs):
         smoke, rows = json.loads(lines[-2]), json.loads(lines[-1])
         assert smoke["impl"] == "cython" and smoke["fastpath"] is True, (tag, driver, smoke)
         assert all(smoke["same"].values()), (tag, driver, smoke)

@@ -133,3 +133,27 @@ def test_a_bad_first_address_is_refused(monkeypatch, bad):
     monkeypatch.setenv("PYFACTORIES_FIRST_ADDRESS", bad)
     with pytest.raises(ValueError, match="PYFACTORIES_FIRST_ADDRESS"):
         Node(1).address
+
+
+def _sending(tally):
+    tally.sending()
+
+
+def test_requests_sent_and_none_answered_is_a_stall_where_responses_are_counted():
+    # a pattern that counts outcomes only once it has sent everything, its node gone: sends go on
+    dog, stop, took = _run(_sending, progress=lambda: 7, progress_is_answers=True)
+    assert stop.is_set() and 0.9 < took < 2.5
+    assert dog.reason == "nothing answered for 1 s (requests sent, no response decoded, none ended)"
+
+
+@pytest.mark.parametrize("progress, answers", [(lambda: 7, False), (lambda: 0, True)])
+def test_requests_sent_count_as_movement_where_responses_are_not_counted(progress, answers):
+    # tasks of other processes, or no instrumentation (nothing decoded is counted): sending is all it sees
+    dog, stop, _ = _run(_sending, seconds=2.0, progress=progress, progress_is_answers=answers)
+    assert not stop.is_set() and dog.reason is None
+
+
+def test_responses_decoded_while_sending_are_answers():
+    ticks = iter(range(10**9))
+    dog, stop, _ = _run(_sending, seconds=2.0, progress=lambda: next(ticks), progress_is_answers=True)
+    assert not stop.is_set() and dog.reason is None
