@@ -128,7 +128,7 @@ def pythons() -> dict[str, str]:
 
 def copy_suite(where: Path) -> Path:
     """The tests and the tools they import, away from the source tree's ``pyfactories``."""
-    for part in ("tests", "profiling", "benchmarks", "docs"):
+    for part in ("tests", "profiling", "benchmarks", "docs", "examples"):
         shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md", "Makefile"):
         shutil.copy(ROOT / name, where)

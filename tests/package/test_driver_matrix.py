@@ -99,16 +99,30 @@ print(json.dumps({"driver": [_driver.distribution(), cassandra.__version__], "fi
 """
 
 
+#: A release's subset in two halves, each run in an environment of its own beside the other (together
+#: they are the longest run of the matrix): what waits on the node's writes, shutdowns and failures, with
+#: the futures and awaiting, in the second.
+SECOND_HALF = ["tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
+
+
 def _release_run(driver, wheels, suite, contact, where):
-    """The quick start's output on ``driver``, then its subset of the suite run against the wheel
-    (not on the reference release: ``make test`` runs the subset there, on this Python)."""
+    """The quick start's output on ``driver``, then the first half of its subset of the suite run
+    against the wheel (not on the reference release: ``make test`` runs the subset there, on this Python)."""
     python = env_with(where / "env", [driver, wheels[TAG], *TEST_TOOLS])
     found = json.loads(run(python, "-c", QUICK_START, env=against(contact), cwd=suite).stdout.splitlines()[-1])
     if driver == REFERENCE_RELEASE:
         return where, found, None
+    first = [test for test in [*SUBSET, *CONNECTION] if test not in SECOND_HALF]
+    return where, found, run(python, "-m", "pytest", *first, "-q", "-p", "no:cacheprovider",
+                             env=against(contact), cwd=suite, ok=False)
+
+
+def _second_half(driver, wheels, suite, contact, where):
+    """The second half of ``driver``'s subset (:data:`SECOND_HALF`, the futures, awaiting)."""
+    python = env_with(where / "env-second", [driver, wheels[TAG], *TEST_TOOLS])
     futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
-    return where, found, run(python, "-m", "pytest", *SUBSET, *CONNECTION, *futures, *AIO, "-q", "-p",
-                             "no:cacheprovider", env=against(contact), cwd=suite, ok=False)
+    return run(python, "-m", "pytest", *SECOND_HALF, *futures, *AIO, "-q", "-p", "no:cacheprovider",
+               env=against(contact), cwd=suite, ok=False)
 
 
 def _unit_run(tag, python, suite, where):
@@ -130,8 +144,13 @@ def runs(wheels, suite, contact, tmp_path_factory):
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
         # the unit runs first: each builds its Python's wheel, which computes while the release runs wait
         units = {tag: pool.submit(_unit_run, tag, python, suite, where) for tag, python in other_pythons().items()}
-        yield {**units, **{driver: pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
-                           for i, driver in enumerate(RELEASES)}}
+        releases = {}
+        for i, driver in enumerate(RELEASES):  # a release's two halves one after the other: they start together
+            releases[driver] = pool.submit(_release_run, driver, wheels, suite, contact, where / f"r{i}")
+            if driver != REFERENCE_RELEASE:
+                releases[f"{driver} second half"] = pool.submit(_second_half, driver, wheels, suite, contact,
+                                                                where / f"r{i}")
+        yield {**units, **releases}
 
 
 @pytest.mark.parametrize("driver", RELEASES)
@@ -151,6 +170,7 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, runs):
         assert done is None and cassandra.__version__ == driver.split("==")[1]  # make test ran the subset on it
     else:
         pytest_passed(done)
+        pytest_passed(runs[f"{driver} second half"].result())
 
 
 def test_the_unit_suite_passes_from_each_wheel_on_its_python(runs):

@@ -193,7 +193,7 @@ def _documents():
 
 def test_every_relative_link_of_the_documentation_resolves():
     """README.md, docs/ and benchmarks/results/ link only to files that exist (the driver matrix runs
-    this suite from a copy of tests/, profiling/, benchmarks/, docs/ and README.md: all they link to)."""
+    this suite from a copy of tests/, profiling/, benchmarks/, docs/, examples/ and README.md: all they link to)."""
     assert _documents()[1:], "no docs/ beside README.md"
     broken = {str(path.relative_to(ROOT)): broken_links(path) for path in _documents()}
     assert {name: targets for name, targets in broken.items() if targets} == {}
