@@ -52,7 +52,7 @@ UNIT = ["tests", "--ignore=tests/benchmarks", "--ignore=tests/profiling", "--ign
 
 pytestmark = [pytest.mark.matrix, pytest.mark.integration]
 #: Runs at once: they wait on the node and on their processes more than they compute.
-PARALLEL_RUNS = 6
+PARALLEL_RUNS = 4
 
 
 @pytest.fixture(scope="module")
