@@ -145,6 +145,11 @@ class Client:
         self.cluster.shutdown()
 
 
+#: How long the measured client may take to connect (the driver's defaults are 5 s, 2 s for the control
+#: connection): its connecting is not measured.
+CONNECT_TIMEOUT_S = 15.0
+
+
 def open_client(spec: RunSpec) -> Client:
     """Connect, apply the row factory, instrument (unless the spec says not to), prepare the
     workload's statement."""
@@ -152,7 +157,9 @@ def open_client(spec: RunSpec) -> Client:
     from ..factories import resolve
 
     options: dict[str, Any] = {"connection_class": connection_class(spec.connection_class, spec.connection),
-                               "request_timeout": spec.request_timeout}
+                               "request_timeout": spec.request_timeout,
+                               # connecting is not measured: a loaded machine must not fail the run there
+                               "connect_timeout": CONNECT_TIMEOUT_S, "control_connection_timeout": CONNECT_TIMEOUT_S}
     if spec.protocol_version:
         options["protocol_version"] = spec.protocol_version
     factory = resolve(spec.factory)

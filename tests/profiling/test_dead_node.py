@@ -87,6 +87,15 @@ def _session(address, out, pattern):
     return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def _dump(pid):
+    """py-spy's dump of ``pid``'s threads (what a late run was doing), or why there is none."""
+    try:
+        return subprocess.run([str(Path(sys.executable).with_name("py-spy")), "dump", "--pid", str(pid)],
+                              capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(no dump of pid {pid}: {exc})"
+
+
 class Watched:
     """A running session's output, read on a thread; the run's child PID once it measures."""
 
@@ -126,10 +135,12 @@ def test_killed_node_ends_every_pattern_in_bounded_time_with_partial_results(own
     for s in sessions.values():
         s.reader.join(max(1.0, killed + BOUND_S - time.monotonic()))
     late = [name for name, s in sessions.items() if s.ended is None]
+    # what a late run's process was doing (py-spy's dump of its threads), before it is killed
+    tails = {name: "".join(sessions[name].lines[-30:]) + _dump(sessions[name].child) for name in late}
     for name in late:
         sessions[name].proc.kill()
-    tails = {name: "".join(sessions[name].lines[-30:]) for name in late}
-    assert not late, f"still running {BOUND_S:.0f} s after the node was killed: {late}\n{tails}"
+    assert not late, (f"still running {BOUND_S:.0f} s after the node was killed: {late}\n"
+                      + "\n".join(f"--- {name}\n{tail}" for name, tail in tails.items()))
     took = {name: round(s.ended - killed, 1) for name, s in sessions.items()}
     print(f"seconds from the kill to each session's exit: {took}")
     record_property("kill_to_exit_s", took)
