@@ -49,7 +49,7 @@ PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
 
-.PHONY: help venv build test test-matrix test-alone test-unit test-integration profile bench bench-quick \
+.PHONY: help venv build test test-node test-matrix test-alone test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
 	wheel wheels wheel-of pythons sdist typecheck clean asan asan-build fuzz-long
 
@@ -81,6 +81,17 @@ venv: $(DEPS)
 # Rebuilds the compiled modules in place when anything in ext/ changed (a no-op otherwise).
 build: $(DEPS)
 	$(PY) setup.py -q build_ext --inplace
+
+# A node the tests start (or CI starts for them) compiles with the JIT's first tier only: it serves
+# tests, not measurements, and the full JIT's optimising compiler costs more CPU over a test run than
+# its faster code saves. A node `make profile` or `make bench` starts keeps the full JIT.
+TEST_NODE_JVM_FLAGS ?= -XX:TieredStopAtLevel=1
+test test-alone test-matrix test-unit test-integration asan test-node: export PYFACTORIES_NODE_JVM_FLAGS = $(TEST_NODE_JVM_FLAGS)
+
+# The node the tests use, started ahead of them (CI starts it while `make build` compiles: the node's
+# tool needs only the standard library).
+test-node:
+	$(PYTHON) -m profiling.node up
 
 # --durations: the slowest tests, at the end of every run. TEST_WORKERS pytest-xdist workers: the
 # tests on the node run in two lanes, each on one worker in order (tests/conftest.py), the rest shared;

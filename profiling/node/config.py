@@ -260,6 +260,7 @@ def server_command(java: str, node: Node, heap: str) -> list[str]:
         "-XX:+ExitOnOutOfMemoryError",  # fail loudly instead of limping on
         "-Djava.net.preferIPv4Stack=true",
         *jpms_flags(),
+        *os.environ.get("PYFACTORIES_NODE_JVM_FLAGS", "").split(),
         node.config_marker,
         f"-Dlogback.configurationFile={node.logback_path}",
         f"-Dcassandra.storagedir={node.root}",

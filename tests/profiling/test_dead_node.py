@@ -82,6 +82,7 @@ def own_node(node_home):
 
 def _session(address, out, pattern):
     args = [sys.executable, "-m", "profiling", "run", "-H", address, "--keyspace", KEYSPACE, "--out", str(out),
+            "--node-warmup", "3", "--node-warmup-max", "8",  # a warm node, in a bounded time
             "--pattern", pattern, "--factory", "tuple", "--factory", "named_tuple", "--read", "-n", "10000000",
             "--concurrency", "20", "--profiler", "both" if pattern == "callback_full_pipeline" else "none"]
     return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

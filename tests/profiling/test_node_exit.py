@@ -76,3 +76,15 @@ def test_external_hosts_are_not_watched(stand_in, monkeypatch):
     os.kill(stand_in[1].pid, signal.SIGKILL)
     stand_in[1].wait()
     assert check() is None
+
+
+def test_extra_jvm_flags_come_from_the_environment_before_the_main_class(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYFACTORIES_NODES_DIR", str(tmp_path / "nodes"))
+    monkeypatch.delenv("PYFACTORIES_NODE_JVM_FLAGS", raising=False)
+    plain = config.server_command("java", Node(1), "1G")
+    monkeypatch.setenv("PYFACTORIES_NODE_JVM_FLAGS", " -XX:TieredStopAtLevel=1  -XX:CICompilerCount=2 ")
+    tuned = config.server_command("java", Node(1), "1G")
+    assert "-XX:TieredStopAtLevel=1" not in plain
+    added = [flag for flag in tuned if flag not in plain]
+    assert added == ["-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=2"]
+    assert tuned.index("-XX:CICompilerCount=2") < tuned.index("-cp") < tuned.index(config.MAIN_CLASS)
