@@ -21,6 +21,7 @@ import os
 import pstats
 import resource
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -35,6 +36,8 @@ from .spec import Measurement, RunSpec
 PREFIX = "@@pf "
 #: The exit code of a run whose requests failed (its process ends without closing its cluster).
 EXIT_ABANDONED = 3
+#: How long the watchdog's probe waits for a node to accept a connection.
+PROBE_TIMEOUT_S = 1.0
 
 
 def say(kind: str, payload: dict[str, Any]) -> None:
@@ -70,6 +73,17 @@ class InProcess:
     def reachable(self) -> bool:
         """Whether the driver holds any host up (after a node dies, it marks it down at once)."""
         return any(host.is_up is not False for host in self.client.cluster.metadata.all_hosts())
+
+    def accepts(self) -> bool:
+        """Whether any node the driver knows accepts a TCP connection on its native port: a node gone
+        while the driver still decodes what it sent before (see :mod:`profiling.harness.watchdog`)."""
+        for host in self.client.cluster.metadata.all_hosts():
+            try:
+                socket.create_connection((host.endpoint.address, host.endpoint.port), timeout=PROBE_TIMEOUT_S).close()
+            except OSError:
+                continue
+            return True
+        return False
 
     def close(self) -> None:
         self.client.close()
@@ -114,7 +128,8 @@ class Pass:
         self.started = time.perf_counter()
         with watchdog.Watchdog(self.tally, self.stop, progress=self.runner.progress,
                                reachable=getattr(self.runner, "reachable", watchdog.always_reachable),
-                               on_abandon=abandon, progress_is_answers=isinstance(self.runner, InProcess)) as dog:
+                               on_abandon=abandon, progress_is_answers=isinstance(self.runner, InProcess),
+                               probe=getattr(self.runner, "accepts", None)) as dog:
             self.runner.run(self.stop, self.tally, prof_dir)
         self.reason = dog.reason
         return dog.reason is None

@@ -13,7 +13,12 @@ instrumented) a few times a second and gives up when
   driver would wait for for ever; or ``future_full_throttle`` once it has sent every request,
   as it counts their ends only then). Requests sent count only while ``reachable()`` says a host
   is up: ``future_full_throttle`` sending into a dead node (every request failing at once, none
-  of it counted until it has sent them all) is a stall.
+  of it counted until it has sent them all) is a stall, or
+* no request ended for ``failing_s`` and no node accepts a connection for ``failing_s`` (``probe``, tried
+  at most once a second while no request ends). The driver marks a host down only once its event loop
+  reads the closed socket, and it first decodes every answer the node sent before it died: a
+  connection flooded with requests can hold megabytes of them, and the driver's reader copies what is
+  left of its buffer after each message, so that can take minutes, with responses decoded throughout.
 
 Giving up sets the run's stop event: every pattern then stops issuing requests and returns
 once its requests in flight end. If it has not returned ``grace_s`` later, its in-flight work
@@ -34,6 +39,7 @@ FAILING_S = 5.0
 STALLED_S = 20.0
 GRACE_S = 5.0
 POLL_S = 0.25
+PROBE_S = 1.0
 
 
 def _no_progress() -> int:
@@ -50,11 +56,12 @@ class Watchdog:
     def __init__(self, tally: Tally, stop: threading.Event, *, progress: Callable[[], int] = _no_progress,
                  reachable: Callable[[], bool] = always_reachable, on_abandon: Callable[[str], None] | None = None,
                  failing_s: float = FAILING_S, stalled_s: float = STALLED_S, grace_s: float = GRACE_S,
-                 progress_is_answers: bool = False) -> None:
+                 progress_is_answers: bool = False, probe: Callable[[], bool] | None = None) -> None:
         self.tally, self.stop, self.progress, self.on_abandon = tally, stop, progress, on_abandon
         # ``progress`` counts the responses decoded (one process's driver), not tasks of other processes
         self.progress_is_answers = progress_is_answers
         self.reachable = reachable
+        self.probe = probe  # whether some node accepts a connection (None: not probed)
         self.failing_s, self.stalled_s, self.grace_s = failing_s, stalled_s, grace_s
         self.reason: str | None = None
         self._ended = threading.Event()
@@ -77,8 +84,20 @@ class Watchdog:
         failing_since: float | None = None
         down_since: float | None = None
         answered, answered_at = (last[0], last[1], last[3]), moved_at
+        ended, ended_at = (last[0], last[1]), moved_at
+        probed_at = 0.0
+        refused_since: float | None = None
         while not self._ended.wait(POLL_S):
             now = time.monotonic()
+            if (t.ok, t.errors) != ended:
+                ended, ended_at, refused_since = (t.ok, t.errors), now, None
+            elif self.probe is not None and now - ended_at >= self.failing_s and now - probed_at >= PROBE_S:
+                probed_at = now
+                refused_since = None if self.probe() else (refused_since or now)
+                if refused_since is not None and now - refused_since >= self.failing_s:
+                    self._give_up(f"requests failing: no node accepted a connection for {self.failing_s:.0f} s "
+                                  f"and no request ended")
+                    return
             reachable = self.reachable()
             down_since = None if reachable else (down_since or now)
             seen = (t.ok, t.errors, t.sent if reachable else last[2], self.progress())

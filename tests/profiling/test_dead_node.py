@@ -32,8 +32,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.alone]
 ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_dead_node_test"
 #: Seconds from the kill to a session's exit: the watchdog's detection (``future_full_throttle``
-#: counts its failures only after sending everything, and its sends stop counting once the driver marks
-#: the node down: it is caught as a stall) and grace, then
+#: counts its failures only after sending everything: it is caught by the driver marking the node down,
+#: or, while the driver still decodes the answers the node sent before it died, by the node refusing
+#: connections) and grace, then
 #: py-spy's file, the reports and the end of the session, with slack for a shared machine.
 BOUND_S = max(watchdog.FAILING_S, watchdog.STALLED_S) + watchdog.GRACE_S + 45
 #: The patterns, in groups run at once against one node, killed once per group.
@@ -82,7 +83,7 @@ def own_node(node_home):
 
 def _session(address, out, pattern):
     args = [sys.executable, "-m", "profiling", "run", "-H", address, "--keyspace", KEYSPACE, "--out", str(out),
-            "--node-warmup", "3", "--node-warmup-max", "8",  # a warm node, in a bounded time
+            "--node-warmup", "0",
             "--pattern", pattern, "--factory", "tuple", "--factory", "named_tuple", "--read", "-n", "10000000",
             "--concurrency", "20", "--profiler", "both" if pattern == "callback_full_pipeline" else "none"]
     return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -152,7 +153,10 @@ def test_killed_node_ends_every_pattern_in_bounded_time_with_partial_results(own
         assert row["pattern"] == name and row["interrupted"], text
         # measured from before the kill to after it (a busy machine may not have finished a request before)
         assert re.match("requests failing|nothing answered", row["interrupted_reason"]), row
-        assert row["errors"] > 0 and row["wall_s"] > 0 and row["client_cpu_s"] > 0, row
+        assert row["wall_s"] > 0 and row["client_cpu_s"] > 0, row
+        # failed requests counted, unless the node refused connections while none had ended (the run is
+        # then abandoned with its requests still in flight: neither answered nor failed)
+        assert row["errors"] > 0 or "no node accepted a connection" in row["interrupted_reason"], row
         for report in ("summary.md", "index.html"):
             assert "stopped answering" in (out / report).read_text() and "1 of 2 runs skipped" in text
         assert group_gone(s.child), f"{name}: processes of its run left behind"

@@ -157,3 +157,46 @@ def test_responses_decoded_while_sending_are_answers():
     ticks = iter(range(10**9))
     dog, stop, _ = _run(_sending, seconds=2.0, progress=lambda: next(ticks), progress_is_answers=True)
     assert not stop.is_set() and dog.reason is None
+
+
+def test_no_node_accepting_connections_while_none_ends_stops_the_run():
+    """``future_full_throttle`` sending while the driver still decodes a backlog the node sent before it
+    died: responses decoded, the host up in the driver's eyes, but the node refuses connections."""
+    ticks = iter(range(10**9))
+    probes = []
+    dog, stop, took = _run(_sending, progress=lambda: next(ticks), progress_is_answers=True, stalled_s=30.0,
+                           probe=lambda: probes.append(time.monotonic()) or False)
+    assert stop.is_set() and 0.9 < took < 3.0, took
+    assert dog.reason.startswith("requests failing: no node accepted a connection for")
+    assert dog.reason.endswith("and no request ended")
+    assert all(b - a >= 0.9 for a, b in zip(probes, probes[1:]))  # at most once a second
+
+
+def test_a_node_that_accepts_connections_or_requests_that_end_are_not_probed_away():
+    ticks = iter(range(10**9))
+    dog, stop, _ = _run(_sending, seconds=2.5, progress=lambda: next(ticks), progress_is_answers=True,
+                        probe=lambda: True)
+    assert not stop.is_set() and dog.reason is None
+    probes = []
+    dog, stop, _ = _run(lambda t: t.success(), seconds=2.5, probe=lambda: probes.append(1) or False)
+    assert not stop.is_set() and dog.reason is None and probes == []
+
+
+def test_the_probe_tries_each_known_node_until_one_accepts(monkeypatch):
+    from profiling.harness import child
+
+    hosts = [SimpleNamespace(endpoint=SimpleNamespace(address="127.0.0.1", port=port)) for port in (1, 2)]
+    runner = SimpleNamespace(client=SimpleNamespace(cluster=SimpleNamespace(metadata=SimpleNamespace(
+        all_hosts=lambda: hosts))))
+    tried = []
+
+    def connect(address, timeout):
+        tried.append(address)
+        if address[1] == 1:
+            raise ConnectionRefusedError
+        return SimpleNamespace(close=lambda: None)
+
+    monkeypatch.setattr(child.socket, "create_connection", connect)
+    assert child.InProcess.accepts(runner) is True and tried == [("127.0.0.1", 1), ("127.0.0.1", 2)]
+    hosts.pop()
+    assert child.InProcess.accepts(runner) is False
