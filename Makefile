@@ -49,7 +49,7 @@ PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
 
-.PHONY: help venv build test test-node test-matrix test-alone test-unit test-integration profile bench bench-quick \
+.PHONY: help venv build test test-node test-matrix test-alone test-killed-node test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
 	wheel wheels wheel-of pythons sdist typecheck clean asan asan-build fuzz-long
 
@@ -59,6 +59,7 @@ help:
 	@echo "make test        the whole suite (unit + integration, both implementations)"
 	@echo "make test-matrix the fast path's tests on every supported driver release, from the wheel"
 	@echo "make test-alone  the tests that want the machine to themselves (a killed node, measured shares), one at a time"
+	@echo "make test-killed-node  the profiler's runs against a node of their own, killed (part of test-alone)"
 	@echo "make bench       benchmarks at three depths, end to end pinned as the targets ask (16-23 min); bench-quick (3 min)"
 	@echo "make asan        the extensions under AddressSanitizer + UBSan, and the fuzz suite run against them (minutes)"
 	@echo "make fuzz-long   the same fuzz suite for longer: FUZZ_LONG_EXAMPLES=$(FUZZ_LONG_EXAMPLES) examples per property"
@@ -86,7 +87,7 @@ build: $(DEPS)
 # tests, not measurements, and the full JIT's optimising compiler costs more CPU over a test run than
 # its faster code saves. A node `make profile` or `make bench` starts keeps the full JIT.
 TEST_NODE_JVM_FLAGS ?= -XX:TieredStopAtLevel=1
-test test-alone test-matrix test-unit test-integration asan test-node: export PYFACTORIES_NODE_JVM_FLAGS = $(TEST_NODE_JVM_FLAGS)
+test test-alone test-killed-node test-matrix test-unit test-integration asan test-node: export PYFACTORIES_NODE_JVM_FLAGS = $(TEST_NODE_JVM_FLAGS)
 
 # The node the tests use, started ahead of them (CI starts it while `make build` compiles: the node's
 # tool needs only the standard library).
@@ -98,13 +99,19 @@ test-node:
 # more workers than cores, as the lanes wait on the node, pip and the compiler as much as they compute.
 DURATIONS ?= --durations=15
 TEST_WORKERS ?= 4
+# The tests test-alone runs (CI runs the killed-node ones earlier: ALONE="alone and not killed_node")
+ALONE ?= alone
 test: build
 	$(PY) -m pytest -m "not matrix and not alone" -n $(TEST_WORKERS) $(DURATIONS)
 
 # The tests that want the machine to themselves, one at a time: a node of their own killed under every
 # pattern of the profiler, and the profiler's measured shares of planted costs.
 test-alone: build
-	$(PY) -m pytest -m alone $(DURATIONS)
+	$(PY) -m pytest -m "$(ALONE)" $(DURATIONS)
+
+# The killed-node tests alone (they are part of test-alone): CI runs them beside the driver matrix.
+test-killed-node: build
+	$(PY) -m pytest -m killed_node $(DURATIONS)
 
 # The wheel with every supported driver release, each in a fresh environment, against the real node.
 test-matrix: build
