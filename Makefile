@@ -99,7 +99,7 @@ test-node:
 # more workers than cores, as the lanes wait on the node, pip and the compiler as much as they compute.
 DURATIONS ?= --durations=15
 TEST_WORKERS ?= 4
-# The tests test-alone runs (CI runs the killed-node ones earlier: ALONE="alone and not killed_node")
+# The tests test-alone runs (ALONE="alone and not killed_node": without the killed-node ones)
 ALONE ?= alone
 test: build
 	$(PY) -m pytest -m "not matrix and not alone" -n $(TEST_WORKERS) $(DURATIONS)
@@ -109,7 +109,7 @@ test: build
 test-alone: build
 	$(PY) -m pytest -m "$(ALONE)" $(DURATIONS)
 
-# The killed-node tests alone (they are part of test-alone): CI runs them beside the driver matrix.
+# The killed-node tests by themselves (they are part of test-alone).
 test-killed-node: build
 	$(PY) -m pytest -m killed_node $(DURATIONS)
 

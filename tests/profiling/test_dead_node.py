@@ -26,8 +26,8 @@ from profiling.node import config, server
 from profiling.node.config import Node
 from tests.profiling.procs import group_gone
 
-#: Out of ``make test`` (its runs and kills want a node of their own and spare CPU): ``make test-alone``,
-#: or ``make test-killed-node`` alone.
+#: Out of ``make test`` (its runs and kills want the machine to themselves): ``make test-alone``, or
+#: ``make test-killed-node`` for these alone.
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.alone, pytest.mark.killed_node]
 
 ROOT = Path(__file__).resolve().parents[2]
