@@ -99,15 +99,13 @@ test-node:
 # more workers than cores, as the lanes wait on the node, pip and the compiler as much as they compute.
 DURATIONS ?= --durations=15
 TEST_WORKERS ?= 4
-# The tests test-alone runs (ALONE="alone and not killed_node": without the killed-node ones)
-ALONE ?= alone
 test: build
 	$(PY) -m pytest -m "not matrix and not alone" -n $(TEST_WORKERS) $(DURATIONS)
 
 # The tests that want the machine to themselves, one at a time: a node of their own killed under every
 # pattern of the profiler, and the profiler's measured shares of planted costs.
 test-alone: build
-	$(PY) -m pytest -m "$(ALONE)" $(DURATIONS)
+	$(PY) -m pytest -m alone $(DURATIONS)
 
 # The killed-node tests by themselves (they are part of test-alone).
 test-killed-node: build

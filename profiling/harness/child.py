@@ -71,7 +71,8 @@ class InProcess:
         return int(self.client.recorder.snapshot()["calls"]["deserialization"])
 
     def reachable(self) -> bool:
-        """Whether the driver holds any host up (after a node dies, it marks it down at once)."""
+        """Whether the driver holds any host up (it marks a dead node down once its event loop reads the
+        closed socket: at once, unless a backlog of answers is decoded first; see :meth:`accepts`)."""
         return any(host.is_up is not False for host in self.client.cluster.metadata.all_hosts())
 
     def accepts(self) -> bool:
