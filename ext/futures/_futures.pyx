@@ -19,7 +19,9 @@ from cassandra import ProtocolVersion
 from cassandra.cluster import (
     _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, ResponseFuture, _ConfigMode,
 )
+from cassandra import metadata as _metadata
 from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
 from cassandra.pool import HostConnection, NoConnectionsAvailable
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
@@ -37,6 +39,8 @@ cdef object _LEGACY = _ConfigMode.LEGACY
 cdef object _uses_keyspace_flag = ProtocolVersion.uses_keyspace_flag
 cdef object _LOCAL = HostDistance.LOCAL
 cdef object _REMOTE = HostDistance.REMOTE
+cdef object _MIN_LONG = MIN_LONG
+cdef object _MAX_LONG = MAX_LONG
 
 
 cdef class Once:

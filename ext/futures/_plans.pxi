@@ -13,6 +13,49 @@ def distance(child, host):
     return _distance(child, host)
 
 
+cdef object _get_replicas(metadata, keyspace, routing_key):
+    # No Python code runs between reading the ring's length and the last token read (exact types only:
+    # the tokens' values are read from their instance dicts and compared as ints), so the ring cannot
+    # change under the search; the one call that may run Python code (the Token's hash) comes last.
+    cdef Py_ssize_t lo = 0, hi, mid
+    cdef list ring
+    token_map = metadata.token_map if type(metadata) is Metadata else None
+    if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
+            or type(routing_key) is not bytes or type(keyspace) is not str):
+        return metadata.get_replicas(keyspace, routing_key)
+    murmur3 = _metadata.murmur3
+    by_keyspace, found = token_map.tokens_to_hosts_by_ks, token_map.ring
+    tokens_to_hosts = (<dict>by_keyspace).get(keyspace) if type(by_keyspace) is dict else None
+    if (murmur3 is None or type(tokens_to_hosts) is not dict or not tokens_to_hosts
+            or type(found) is not list or not found):
+        return metadata.get_replicas(keyspace, routing_key)
+    ring = <list>found
+    value = murmur3(routing_key)
+    if type(value) is not int:
+        return metadata.get_replicas(keyspace, routing_key)
+    if value == _MIN_LONG:
+        value = _MAX_LONG
+    hi = len(ring)
+    while lo < hi:  # bisect_left(ring, Murmur3Token(value))
+        mid = (lo + hi) // 2
+        token = ring[mid]
+        if type(token) is not Murmur3Token:
+            return metadata.get_replicas(keyspace, routing_key)
+        token_value = token.value
+        if type(token_value) is not int:
+            return metadata.get_replicas(keyspace, routing_key)
+        if token_value < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return (<dict>tokens_to_hosts)[ring[lo] if lo < len(ring) else ring[0]]
+
+
+def get_replicas(metadata, keyspace, routing_key):
+    """``pyfactories.futures._futures_py.get_replicas``."""
+    return _get_replicas(metadata, keyspace, routing_key)
+
+
 cdef enum:
     NOT_STARTED, REPLICAS, CHILD_SKIPPING_REPLICAS, CHILD, DONE
 
@@ -45,7 +88,7 @@ cdef class TokenAwarePlan:
             self.child_plan = iter(self.child.make_query_plan(self.keyspace, query))
             self.state = CHILD
             return
-        replicas = policy._cluster_metadata.get_replicas(self.keyspace, routing_key)
+        replicas = _get_replicas(policy._cluster_metadata, self.keyspace, routing_key)
         if policy.shuffle_replicas:
             shuffle(replicas)
         self.replicas = replicas

@@ -43,7 +43,9 @@ from cassandra.cluster import (
     ResponseFuture,
     _ConfigMode,
 )
+from cassandra import metadata as _metadata
 from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
 from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
 from cassandra.pool import HostConnection, NoConnectionsAvailable
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
@@ -256,6 +258,38 @@ def distance(child: Any, host: Any) -> Any:
     return child.distance(host)
 
 
+def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:
+    """``metadata.get_replicas(keyspace, routing_key)``, the same list object. For the driver's own
+    ``Metadata`` with a ``Murmur3Partitioner`` token map built for ``keyspace``, the key is hashed and
+    the ring searched on the tokens' values, without a ``Token`` made per request and compared in Python;
+    anything else (another token class, a map not built yet, a ring or token that is not the driver's
+    type) is the driver's call."""
+    token_map = metadata.token_map if type(metadata) is Metadata else None
+    if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
+            or type(routing_key) is not bytes or type(keyspace) is not str or _metadata.murmur3 is None):
+        return metadata.get_replicas(keyspace, routing_key)
+    by_keyspace, ring = token_map.tokens_to_hosts_by_ks, token_map.ring
+    tokens_to_hosts = by_keyspace.get(keyspace) if type(by_keyspace) is dict else None
+    if type(tokens_to_hosts) is not dict or not tokens_to_hosts or type(ring) is not list or not ring:
+        return metadata.get_replicas(keyspace, routing_key)
+    value = _metadata.murmur3(routing_key)
+    if type(value) is not int:
+        return metadata.get_replicas(keyspace, routing_key)
+    if value == MIN_LONG:
+        value = MAX_LONG
+    lo, hi = 0, len(ring)
+    while lo < hi:  # bisect_left(ring, Murmur3Token(value))
+        mid = (lo + hi) // 2
+        token = ring[mid]
+        if type(token) is not Murmur3Token or type(token.value) is not int:
+            return metadata.get_replicas(keyspace, routing_key)
+        if token.value < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return tokens_to_hosts[ring[lo] if lo < len(ring) else ring[0]]
+
+
 def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
     """``TokenAwarePolicy.make_query_plan``: the same hosts in the same order, with the same calls on the
     policies (the child's plan is started only once the replicas are used up)."""
@@ -265,7 +299,7 @@ def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator
     if routing_key is None or keyspace is None:
         yield from child.make_query_plan(keyspace, query)
         return
-    replicas = policy._cluster_metadata.get_replicas(keyspace, routing_key)
+    replicas = get_replicas(policy._cluster_metadata, keyspace, routing_key)
     if policy.shuffle_replicas:
         random.shuffle(replicas)
     for replica in replicas:

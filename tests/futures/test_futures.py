@@ -12,6 +12,7 @@ from functools import partial
 
 import pytest
 from cassandra.cluster import _NOT_SET, ResponseFuture
+from cassandra.metadata import MAX_LONG, MIN_LONG, Murmur3Token, Token
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -432,6 +433,100 @@ def test_other_policies_plan_as_they_do(spec):
             return [working_keyspace, query]
 
     assert list(spec.query_plan(Policy(), "ks", "q")) == ["ks", "q"]
+
+
+class OddToken(Token):
+    """A token of another class in a Murmur3 ring: the ring is the driver's to search."""
+
+
+class Value(int):
+    """A token value that is not exactly an int: compared by the driver, with its own ``<``."""
+
+    def __lt__(self, other):
+        return int(self) > int(other)
+
+
+rings = st.fixed_dictionaries({
+    "values": st.lists(st.integers(MIN_LONG, MAX_LONG), min_size=0, max_size=12, unique=True),
+    "keys": st.lists(st.one_of(st.binary(max_size=12), st.just(b"\x00"), st.text(max_size=3)), min_size=1, max_size=6),
+    "keyspace": st.sampled_from(["ks", "other", None]),
+    "built": st.booleans(),
+    "lie": st.sampled_from([None, "token", "value", "ring", "map"]),
+    "plain": st.booleans(),
+})
+
+
+def _token_map(case):
+    from cassandra.connection import DefaultEndPoint
+    from cassandra.metadata import Metadata, TokenMap
+    from cassandra.policies import SimpleConvictionPolicy
+    from cassandra.pool import Host
+
+    metadata = Metadata()
+    tokens = sorted(Murmur3Token(v) for v in case["values"])
+    hosts = [Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy) for i in range(len(tokens))]
+    token_map = TokenMap(Murmur3Token, dict(zip(tokens, hosts)), tokens, metadata)
+    if case["built"]:
+        token_map.tokens_to_hosts_by_ks["ks"] = {t: [h, hosts[0]] for t, h in zip(tokens, hosts)}
+    if tokens and case["lie"] == "token":
+        tokens[len(tokens) // 2] = OddToken(tokens[len(tokens) // 2].value)
+    elif tokens and case["lie"] == "value":
+        tokens[len(tokens) // 2].value = Value(tokens[len(tokens) // 2].value)
+    elif case["lie"] == "ring":
+        token_map.ring = tuple(tokens)
+    elif case["lie"] == "map" and case["built"]:
+        token_map.tokens_to_hosts_by_ks["ks"] = {t: (h,) for t, h in zip(tokens, hosts)}
+    metadata.token_map = token_map if case["plain"] or tokens else None
+    return metadata
+
+
+@settings(max_examples=500)
+@given(case=rings)
+def test_replicas_as_the_drivers(spec, case):
+    """The driver's own Metadata and Murmur3 token map: the same replicas (the same list object) or
+    the same error as ``Metadata.get_replicas``, for any ring, key and keyspace, built or not, with
+    tokens, values, rings and maps that are not the driver's types."""
+    def outcome(get):
+        metadata = _token_map(case)
+        found = []
+        for key in case["keys"]:
+            try:
+                found.append(get(metadata, key))
+            except Exception as exc:  # noqa: BLE001 (the driver's own error, compared)
+                found.append(type(exc).__name__)
+        return found, metadata
+
+    ours, ours_metadata = outcome(lambda m, key: spec.get_replicas(m, case["keyspace"], key))
+    theirs, their_metadata = outcome(lambda m, key: m.get_replicas(case["keyspace"], key))
+    assert [_hosts(r) for r in ours] == [_hosts(r) for r in theirs]
+    if ours_metadata.token_map is not None:  # a map built by the call is built alike
+        assert set(ours_metadata.token_map.tokens_to_hosts_by_ks) == set(their_metadata.token_map.tokens_to_hosts_by_ks)
+
+
+def _hosts(found):
+    return found if isinstance(found, str) else (type(found).__name__, [str(h.endpoint) for h in found])
+
+
+def test_replicas_are_the_maps_own_list(spec):
+    """Shuffling what it answers shuffles the map's list, as with the driver's (the policy relies on it)."""
+    metadata = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
+    lists = set(map(id, metadata.token_map.tokens_to_hosts_by_ks["ks"].values()))
+    for key in (b"a", b"b", b"c", b"d"):
+        found = spec.get_replicas(metadata, "ks", key)
+        assert id(found) in lists and found is metadata.get_replicas("ks", key)
+
+
+def test_replicas_of_a_built_murmur3_map_are_found_without_the_drivers_call(spec):
+    """Only what it cannot search itself goes to ``Metadata.get_replicas`` (here: a keyspace not built)."""
+    metadata = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
+    asked = []
+    drivers = metadata.get_replicas
+    metadata.get_replicas = lambda keyspace, key: asked.append(keyspace) or drivers(keyspace, key)
+    for key in (b"a", b"b", b"c", b"d"):
+        spec.get_replicas(metadata, "ks", key)
+    assert asked == []
+    spec.get_replicas(metadata, "other", b"a")
+    assert asked == ["other"]
 
 
 def test_timestamps_as_the_drivers(spec, caplog):

@@ -2,7 +2,8 @@
 (``pyfactories.futures._futures_py``) against the driver: ``Once`` against ``threading.Event``, the callback
 methods against ``ResponseFuture``'s with callbacks that re-enter (add callbacks, clear or replace the
 lists, set the result again, change a later callback's arguments, raise), the token-aware query plan
-against ``TokenAwarePolicy.make_query_plan`` with hosts that change the plan's lists as it runs, and the
+against ``TokenAwarePolicy.make_query_plan`` with hosts that change the plan's lists as it runs, the replicas
+against ``Metadata.get_replicas`` with map keys that change the ring and the map while they are compared, and the
 client timestamp against ``MonotonicTimestampGenerator`` whose ``last`` was set from Python."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 
 from cassandra.cluster import ResponseFuture
 from cassandra.connection import DefaultEndPoint
+from cassandra.metadata import MAX_LONG, MIN_LONG, Murmur3Token, Token, TokenMap
+from cassandra.metadata import Metadata as DriverMetadata
 from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
 from cassandra.pool import Host
 from cassandra.timestamps import MonotonicTimestampGenerator
@@ -291,6 +294,70 @@ def _walk_plan(name, case):
 @given(case=plans)
 def test_requests_token_aware_plans_with_hosts_that_change_them(case):
     found = {name: _walk_plan(name, case) for name in ("driver", *MODULES)}
+    assert found["compiled"] == found["driver"], case
+    assert found["twin"] == found["driver"], case
+
+
+# Replicas ----------------------------------------------------------------------------------------
+
+
+class Collider(Token):
+    """A key of the token map with a ring token's hash: comparing it (during the map's lookup) empties
+    the ring and the map, or puts other tokens in them."""
+
+    action = "clear"
+
+    def __eq__(self, other):
+        ring, by_token = self.ring, self.by_token
+        if self.action is None:
+            return False
+        if self.action == "clear":
+            ring.clear()
+            by_token.clear()
+        else:
+            ring[:] = [Murmur3Token(v) for v in range(-3, 3)]
+            self.action = None  # once: the refill compares its own tokens with this one
+            by_token.update({t: [] for t in ring})
+        return False
+
+    __hash__ = Token.__hash__
+
+
+rings = st.fixed_dictionaries({
+    "values": st.lists(st.integers(MIN_LONG, MAX_LONG), max_size=10, unique=True),
+    "keys": st.lists(st.one_of(st.binary(max_size=9), st.just(b"")), min_size=1, max_size=4),
+    "colliders": st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["clear", "refill"])), max_size=3),
+})
+
+
+def _replicas(get, case):
+    tokens = sorted(Murmur3Token(v) for v in case["values"])
+    hosts = [Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy) for i in range(len(tokens))]
+    metadata = DriverMetadata()
+    metadata.token_map = TokenMap(Murmur3Token, dict(zip(tokens, hosts)), tokens, metadata)
+    by_token = {}
+    for at, action in case["colliders"]:  # first: a lookup of the ring's token compares them on its way
+        if at < len(tokens):
+            collider = Collider(tokens[at].value)
+            collider.ring, collider.by_token, collider.action = tokens, by_token, action
+            by_token[collider] = ["collider"]
+    by_token.update({t: [h] for t, h in zip(tokens, hosts)})
+    metadata.token_map.tokens_to_hosts_by_ks["ks"] = by_token
+    found = []
+    for key in case["keys"]:
+        try:
+            found.append([str(getattr(h, "endpoint", h)) for h in get(metadata, key)])
+        except Exception as exc:  # the driver's own error, compared
+            found.append(type(exc).__name__)
+    return found, [t.value for t in tokens]
+
+
+@fuzz
+@given(case=rings)
+def test_requests_replicas_with_keys_that_change_the_ring(case):
+    found = {"driver": _replicas(lambda m, key: m.get_replicas("ks", key), case)}
+    for name, module in MODULES.items():
+        found[name] = _replicas(lambda m, key: module.get_replicas(m, "ks", key), case)
     assert found["compiled"] == found["driver"], case
     assert found["twin"] == found["driver"], case
 

@@ -118,6 +118,22 @@ def test_futures_and_messages_built_as_the_drivers(sessions):
         assert mine[4].session is ours and mine[4]._load_balancer is theirs[4]._load_balancer
 
 
+def test_replicas_as_the_drivers_metadata(sessions):
+    """The node's own token map: each routing key's replicas are the list the driver's metadata gives,
+    for a keyspace it has built, one it builds on the way and one it does not know."""
+    from pyfactories.futures import _futures_py
+
+    ours, _ = sessions
+    metadata = ours.cluster.metadata
+    assert metadata.token_map is not None and len(metadata.token_map.ring) > 1
+    for spec in {futures._spec, _futures_py}:
+        for keyspace in (KEYSPACE, "system_auth", "no_such_keyspace"):
+            for key in [i.to_bytes(4, "big") for i in range(200)] + [b""]:
+                found = spec.get_replicas(metadata, keyspace, key)
+                assert found is metadata.get_replicas(keyspace, key) or found == [] == metadata.get_replicas(
+                    keyspace, key), (keyspace, key)
+
+
 def test_bad_requests_fail_as_the_drivers(sessions):
     ours, driver = sessions
     bad = [
