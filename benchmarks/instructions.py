@@ -2,6 +2,7 @@
 
     python -m benchmarks.instructions --workload pages --factories tuple,fastpath_class --queries 40,120
     python -m benchmarks.instructions --workload insert1000 --factories fastpath_named+conn --queries 2000,6000
+    python -m benchmarks.instructions --asyncio --workload single50 --factories everything_on+await,acsylla --queries 2000,8000
 
 For each configuration (a factory, or a factory on our connection: ``<factory>+conn``, as in
 ``benchmarks.bench_e2e``), the client runs the end-to-end workload (``benchmarks.e2e.workloads``) twice under
@@ -10,7 +11,7 @@ same warm-up; the instructions per query are the difference of the two runs' tot
 caller and the driver's event loop) over the difference in queries, so start-up, connecting, preparing
 and warming up cancel out. Instructions do not depend on what else runs on the machine; they count work, not
 time (cache misses and waits are not in them). Each factory's figure is printed as a ratio to
-``tuple_factory``'s, with ``--json`` for the record.
+``tuple_factory``'s (with ``--asyncio``, to the driver's with the usual bridge), with ``--json`` for the record.
 """
 
 from __future__ import annotations
@@ -23,17 +24,29 @@ from typing import Any, Sequence
 from .harness import callgrind
 
 WARMUP_QUERIES = 20
+ASYNCIO = "asyncio:"  # what the child is told before an asyncio configuration's name
 
 
 def child(argv: Sequence[str]) -> int:
     """In the process callgrind runs: connect (our connection for a ``+conn`` configuration), apply
-    the factory, warm up, run the queries, exit."""
+    the factory, warm up, run the queries, exit. An asyncio configuration runs its own client
+    (``benchmarks.e2e.asyncio_clients``) on a loop of its own."""
     from profiling.factories import BY_NAME
 
     from .e2e.clients import DriverClient
     from .e2e.configs import parse
 
     workload, name, queries, hosts, port = argv
+    if name.startswith(ASYNCIO):
+        from .e2e.asyncio_clients import make_client
+
+        aio_client = make_client(name[len(ASYNCIO):], hosts.split(","), int(port))
+        try:
+            aio_client.measure(workload, None, WARMUP_QUERIES)
+            aio_client.measure(workload, None, int(queries))
+        finally:
+            aio_client.close()
+        return 0
     config = parse(name, list(BY_NAME))
     if config.peer:
         raise SystemExit(f"{name}: instructions are counted for this driver's configurations, not a peer's")
@@ -65,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--queries", default="40,120", help="the two run lengths, in queries")
     ap.add_argument("--hosts", help="comma-separated contact points (default: the local node)")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--asyncio", action="store_true",
+                    help="--factories names asyncio configurations (benchmarks.bench_asyncio's, acsylla's among them; "
+                         "driver+bridge is the reference)")
     args = ap.parse_args(argv)
     from profiling.cluster import reach
     from profiling.factories import REFERENCE
@@ -72,17 +88,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     lengths = sorted({int(q) for q in args.queries.split(",")})
     if len(lengths) != 2:
         raise SystemExit("--queries takes two different run lengths")
-    names = [REFERENCE] + [f for f in args.factories.split(",") if f and f != REFERENCE]
+    prefix, reference = "", REFERENCE
+    if args.asyncio:
+        from .e2e import asyncio_clients
+
+        configs, reference = asyncio_clients.CONFIGS, asyncio_clients.REFERENCE
+        unknown = [f for f in args.factories.split(",") if f and f not in configs]
+        if unknown:
+            raise SystemExit(f"not asyncio configurations: {', '.join(unknown)} (they are: {', '.join(configs)})")
+        prefix = ASYNCIO
+    names = [reference] + [f for f in args.factories.split(",") if f and f != reference]
     results: dict[str, Any] = {}
     with reach(args.hosts) as contact:
         hosts = ",".join(contact.hosts)
         for name in names:
-            totals = {n: instructions(args.workload, name, n, hosts, contact.port) for n in lengths}
+            totals = {n: instructions(args.workload, prefix + name, n, hosts, contact.port) for n in lengths}
             results[name] = {"totals": {str(n): t for n, t in totals.items()},
                              "per_query": callgrind.per_query(totals)}
             print(f"{name}: {results[name]['per_query']:,.0f} instructions per query", flush=True)
-    ref = results[REFERENCE]["per_query"]
-    print(f"\n| factory | instructions per query ({args.workload}) | vs. {REFERENCE} |\n|---|--:|--:|")
+    ref = results[reference]["per_query"]
+    print(f"\n| configuration | instructions per query ({args.workload}) | vs. {reference} |\n|---|--:|--:|")
     for name, r in results.items():
         r["ratio"] = r["per_query"] / ref
         print(f"| {name} | {r['per_query']:,.0f} | {r['ratio']:.3f}x |")

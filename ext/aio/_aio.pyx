@@ -10,6 +10,7 @@ before it reads the full one.
 
 import logging
 import weakref
+from _thread import allocate_lock
 from asyncio import CancelledError, get_running_loop
 from functools import partial
 
@@ -22,6 +23,7 @@ AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
 _wakers = weakref.WeakKeyDictionary()
 cdef object _weakref = weakref.ref
 cdef object _NOTHING = _NOT_SET
+cdef object _LockType = type(allocate_lock())
 
 
 cdef class Waker:
@@ -125,16 +127,38 @@ cdef class Awaiter:
             (<Waker?>waker)._post(waiter, value, failed)
 
 
+cdef set _waking_themselves = set()
+
+
+def wakes_itself(future_class):
+    """``pyfactories.aio._aio_py.wakes_itself``."""
+    _waking_themselves.add(future_class)
+
+
 cpdef Awaiter awaiter_of(future):
     """``pyfactories.aio._aio_py.awaiter_of``."""
-    cdef dict state = future.__dict__
-    awaiter = state.get(AWAITER_ATTRIBUTE)
+    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
     if type(awaiter) is Awaiter:
         return <Awaiter>awaiter
     awaiter = Awaiter()
-    state[AWAITER_ATTRIBUTE] = awaiter
-    future.add_callbacks(awaiter.on_result, awaiter.on_error)
+    setattr(future, AWAITER_ATTRIBUTE, awaiter)
+    if type(future) not in _waking_themselves:
+        future.add_callbacks(awaiter.on_result, awaiter.on_error)
     return <Awaiter>awaiter
+
+
+cdef tuple _register(future, Awaiter awaiter, Waker waker, loop):
+    """In the future's lock: its result and exception as they are, and an asyncio future of the loop
+    that its awaiter finishes, if it has neither yet (else None)."""
+    rows, failure = future._final_result, future._final_exception
+    if rows is not _NOTHING or failure is not None:
+        return rows, failure, None
+    waiter = loop.create_future()
+    if awaiter.waiters is None:
+        awaiter.waiters = ((waker, waiter),)
+    else:
+        awaiter.waiters = (*awaiter.waiters, (waker, waiter))
+    return rows, failure, waiter
 
 
 def result_of(future, result_class):
@@ -142,15 +166,16 @@ def result_of(future, result_class):
     loop = get_running_loop()
     cdef Waker waker = waker_for(loop)
     cdef Awaiter awaiter = awaiter_of(future)
-    waiter = None
-    with future._callback_lock:
-        rows, failure = future._final_result, future._final_exception
-        if rows is _NOTHING and failure is None:
-            waiter = loop.create_future()
-            if awaiter.waiters is None:
-                awaiter.waiters = ((waker, waiter),)
-            else:
-                awaiter.waiters = (*awaiter.waiters, (waker, waiter))
+    lock = future._callback_lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            rows, failure, waiter = _register(future, awaiter, waker, loop)
+        finally:
+            lock.release()
+    else:
+        with lock:
+            rows, failure, waiter = _register(future, awaiter, waker, loop)
     if waiter is None:
         if rows is _NOTHING:
             raise failure

@@ -32,9 +32,12 @@ from cassandra.timestamps import MonotonicTimestampGenerator
 from random import shuffle
 
 cdef object _Lock = threading.Lock
+cdef object _LockType = type(allocate_lock())
+cdef object _RLockType = type(threading.RLock())  # the C one, threading's default
 cdef object _Condition = threading.Condition
 cdef object _driver_set_result = ResponseFuture._set_result
 log = logging.getLogger("cassandra.cluster")
+AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
 cdef object _LEGACY = _ConfigMode.LEGACY
 cdef object _uses_keyspace_flag = ProtocolVersion.uses_keyspace_flag
 cdef object _LOCAL = HostDistance.LOCAL
@@ -105,6 +108,14 @@ cdef inline tuple _snapshot(object listeners):
     return tuple(found)
 
 
+cdef inline tuple _outcome(future, response, bint result):
+    if result:
+        future._final_result = response
+        return _snapshot(future._callbacks)
+    future._final_exception = response
+    return _snapshot(future._errbacks)
+
+
 cdef inline void _finish(future, response, bint result) except *:
     cdef tuple to_call, item
     cdef dict kwargs
@@ -114,20 +125,39 @@ cdef inline void _finish(future, response, bint result) except *:
     metrics = future._metrics
     if metrics is not None:
         metrics.request_timer.addValue(_now() - future._start_time)
-    with future._callback_lock:
-        if result:
-            future._final_result = response
-            to_call = _snapshot(future._callbacks)
-        else:
-            future._final_exception = response
-            to_call = _snapshot(future._errbacks)
+    lock = future._callback_lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            to_call = _outcome(future, response, result)
+        finally:
+            lock.release()
+    else:
+        with lock:
+            to_call = _outcome(future, response, result)
     future._event.set()
+    _wake_awaiter(future, response, not result)
     for item in to_call:
         kwargs = <dict>item[2]
         if kwargs is None:
             item[0](response, *<tuple>item[1])
         else:
             item[0](response, *<tuple>item[1], **kwargs)
+
+
+cdef inline void _wake_awaiter(future, response, bint failed) except *:
+    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+    if awaiter is None:  # no task awaits it
+        return
+    try:
+        awaiter.wake(response, failed)
+    except Exception:  # the callbacks still run
+        log.exception("could not wake the tasks awaiting %r", future)
+
+
+def wake_awaiter(future, response, failed):
+    """``pyfactories.futures._futures_py.wake_awaiter``."""
+    _wake_awaiter(future, response, bool(failed))
 
 
 def set_final_result(future, response):
@@ -171,17 +201,31 @@ def add_errback(future, fn, *args, **kwargs):
     return future
 
 
+cdef inline int _add_both(future, tuple callback, tuple errback) except -1:
+    """Both listeners appended; 1 if the future has its result, 2 if its exception."""
+    _append(future, "_callbacks", callback)
+    _append(future, "_errbacks", errback)
+    return (future._final_result is not _NOT_SET) | (bool(future._final_exception) << 1)
+
+
 def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
                   errback_kwargs=None):
     """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
     cdef bint succeeded = False, failed = False
+    cdef int outcome = 0
     cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
     eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
-    with future._callback_lock:
-        _append(future, "_callbacks", (callback, cb_args, cb_kwargs))
-        _append(future, "_errbacks", (errback, eb_args, eb_kwargs))
-        succeeded = future._final_result is not _NOT_SET
-        failed = bool(future._final_exception)
+    lock = future._callback_lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            outcome = _add_both(future, (callback, cb_args, cb_kwargs), (errback, eb_args, eb_kwargs))
+        finally:
+            lock.release()
+    else:
+        with lock:
+            outcome = _add_both(future, (callback, cb_args, cb_kwargs), (errback, eb_args, eb_kwargs))
+    succeeded, failed = outcome & 1, outcome & 2
     if succeeded:
         callback(future._final_result, *cb_args, **cb_kwargs)
     if failed:
@@ -275,11 +319,28 @@ cdef _return_connection(pool, connection):
     if type(condition) is not _Condition:
         pool.return_connection(connection)
         return
-    with connection.lock:
-        connection.in_flight -= 1
-    with condition._lock:  # what ``with condition`` takes
-        if condition._waiters:
-            condition.notify()
+    lock = connection.lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            connection.in_flight -= 1
+        finally:
+            lock.release()
+    else:
+        with lock:
+            connection.in_flight -= 1
+    lock = condition._lock  # what ``with condition`` takes
+    if type(lock) is _RLockType or type(lock) is _LockType:
+        lock.acquire()
+        try:
+            if condition._waiters:
+                condition.notify()
+        finally:
+            lock.release()
+    else:
+        with lock:
+            if condition._waiters:
+                condition.notify()
     if connection.is_defunct or connection.is_closed or connection in pool._trash:
         pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
 
@@ -328,6 +389,65 @@ def init_future(future, session, message, query, timeout, prepared_statement, re
                  load_balancer, start_time, speculative_execution_plan, host)
 
 
+# The driver's messages, built as their __init__ builds them (the same attributes set in the same order)
+# without the class call, keyword arguments and super() calls; by the class itself if its __init__ is
+# not the one this follows.
+cdef object _new_object = object.__new__
+cdef object _EXECUTE_INIT = ExecuteMessage.__init__
+cdef object _QUERY_INIT = QueryMessage.__init__
+
+
+cdef object _query_params(msg, query_params, consistency_level, serial_consistency_level, fetch_size, paging_state,
+                          timestamp, skip_meta, keyspace):
+    msg.query_params = query_params
+    msg.consistency_level = consistency_level
+    msg.serial_consistency_level = serial_consistency_level
+    msg.fetch_size = fetch_size
+    msg.paging_state = paging_state
+    msg.timestamp = timestamp
+    msg.skip_meta = skip_meta
+    msg.continuous_paging_options = None
+    msg.keyspace = keyspace
+    return msg
+
+
+cdef object _execute_message(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
+                             paging_state, timestamp, skip_meta, result_metadata_id):
+    if ExecuteMessage.__init__ is not _EXECUTE_INIT:
+        return ExecuteMessage(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
+                              paging_state, timestamp, skip_meta=skip_meta, continuous_paging_options=None,
+                              result_metadata_id=result_metadata_id)
+    msg = _new_object(ExecuteMessage)
+    msg.query_id = query_id
+    msg.result_metadata_id = result_metadata_id
+    return _query_params(msg, query_params, consistency_level, serial_consistency_level, fetch_size, paging_state,
+                         timestamp, skip_meta, None)
+
+
+cdef object _query_message(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
+                           keyspace):
+    if QueryMessage.__init__ is not _QUERY_INIT:
+        return QueryMessage(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
+                            None, keyspace)
+    msg = _new_object(QueryMessage)
+    msg.query = query
+    return _query_params(msg, None, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
+                         False, keyspace)
+
+
+def execute_message(query_id, query_params, consistency_level, serial_consistency_level, fetch_size, paging_state,
+                    timestamp, skip_meta, result_metadata_id):
+    """``pyfactories.futures._futures_py.execute_message``."""
+    return _execute_message(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
+                            paging_state, timestamp, skip_meta, result_metadata_id)
+
+
+def query_message(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp, keyspace):
+    """``pyfactories.futures._futures_py.query_message``."""
+    return _query_message(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
+                          keyspace)
+
+
 cdef object _create(type future_class, driver, session, query, parameters, trace, custom_payload, timeout,
                     execution_profile, paging_state, host):
     cdef bint simple
@@ -372,12 +492,11 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
         keyspace = query.keyspace if _uses_keyspace_flag(protocol_version) else None
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
-        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, stamp, None, keyspace)
+        message = _query_message(query_string, cl, serial_cl, fetch_size, paging_state, stamp, keyspace)
     else:
-        message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
-                                 stamp, skip_meta=bool(prepared_statement.result_metadata),
-                                 continuous_paging_options=None,
-                                 result_metadata_id=prepared_statement.result_metadata_id)
+        message = _execute_message(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
+                                   stamp, bool(prepared_statement.result_metadata),
+                                   prepared_statement.result_metadata_id)
     message.tracing = trace
     payload = query.custom_payload
     if payload:

@@ -152,17 +152,28 @@ def query_plan(load_balancer, working_keyspace, query):
 
 
 cdef object _timestamp(generator):
-    cdef object now, last
     if type(generator) is not MonotonicTimestampGenerator or "_next_timestamp" in generator.__dict__:
         return generator()
-    with generator.lock:
-        now, last = int(_now() * 1e6), generator.last
-        if now > last:
-            generator.last = now
-            return now
-        generator._maybe_warn(now=now)
-        generator.last = last + 1
-        return generator.last
+    lock = generator.lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            return _next_timestamp(generator)
+        finally:
+            lock.release()
+    with lock:
+        return _next_timestamp(generator)
+
+
+cdef object _next_timestamp(generator):
+    cdef object now, last
+    now, last = int(_now() * 1e6), generator.last
+    if now > last:
+        generator.last = now
+        return now
+    generator._maybe_warn(now=now)
+    generator.last = last + 1
+    return generator.last
 
 
 def timestamp(generator):

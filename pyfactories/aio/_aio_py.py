@@ -11,8 +11,9 @@ wake the loop once, and :meth:`Waker.drain` finishes all of them on the loop.
 * :class:`Waker` (one per loop, :func:`waker_for`): :meth:`~Waker.post` from any thread,
   :meth:`~Waker.drain` on the loop. The compiled twin takes the queue by swapping lists; this one
   is a ``deque`` (its ``append`` and ``popleft`` are atomic: no queued request can be missed).
-* :class:`Awaiter`: registered once per request future as its callback and errback; holds the asyncio
-  futures of the tasks awaiting the request (the current page) and posts the answer to their wakers.
+* :class:`Awaiter`: kept on the request future, registered once as its callback and errback (unless the
+  future wakes it itself: :func:`wakes_itself`); holds the asyncio futures of the tasks awaiting the
+  request (the current page) and posts the answer to their wakers.
 * :func:`result_of`: the iterator ``__await__`` returns: the driver's ``ResultSet`` (of
   ``result_class``) or the driver's exception. A cancelled await (:func:`abandon`) drops its asyncio
   future and, when no other task awaits the request, has :func:`time_out_now` end the request on the
@@ -136,14 +137,27 @@ class Awaiter:
             waker.post(waiter, value, failed)
 
 
+#: future classes that wake their awaiter themselves when they finish (``pyfactories.futures``'
+#: ``LeanResponseFuture``): their awaiter needs no callback
+_waking_themselves: set = set()
+
+
+def wakes_itself(future_class: type) -> None:
+    """Futures of exactly ``future_class`` wake the awaiter kept on them (:data:`AWAITER_ATTRIBUTE`)
+    when they finish, before their callbacks."""
+    _waking_themselves.add(future_class)
+
+
 def awaiter_of(future: Any) -> Awaiter:
-    """The future's :class:`Awaiter`, registered with ``add_callbacks`` on first use."""
-    awaiter = future.__dict__.get(AWAITER_ATTRIBUTE)
+    """The future's :class:`Awaiter`, kept on it; registered with ``add_callbacks`` on first use,
+    unless the future's class wakes it itself (:func:`wakes_itself`)."""
+    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
     if type(awaiter) is Awaiter:
         return awaiter
     awaiter = Awaiter()
-    future.__dict__[AWAITER_ATTRIBUTE] = awaiter
-    future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
+    setattr(future, AWAITER_ATTRIBUTE, awaiter)
+    if type(future) not in _waking_themselves:
+        future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
     return awaiter
 
 

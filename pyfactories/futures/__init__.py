@@ -31,6 +31,7 @@ from typing import Any
 from cassandra.cluster import ResponseFuture
 
 from .. import _support
+from .. import aio
 from ..aio import await_response
 from .._impl import COMPILED
 from .._sessions import has_own, put_back
@@ -58,6 +59,8 @@ class LeanResponseFuture(ResponseFuture):
     add_callbacks = _spec.add_callbacks
     __await__ = await_response  # (pyfactories.aio)
 
+
+aio._spec.wakes_itself(LeanResponseFuture)
 
 #: a session's ``_create_response_future`` giving :class:`LeanResponseFuture` s for the requests it builds
 LeanCreate = _spec.LeanCreate

@@ -13,6 +13,7 @@ puts in their place, with the driver's semantics:
 * :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
   :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
   leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
+  Finishing one also wakes the tasks that await it (:func:`wake_awaiter`), without a callback.
 * :func:`query` (with :class:`Completion`), :func:`set_result` and :func:`return_connection`: the
   driver's ``_query`` and ``_set_result`` (and its pool's ``return_connection``) of a request with
   rows or none, without a ``functools.partial``, keyword arguments or a ``Condition.notify`` per
@@ -64,6 +65,8 @@ from cassandra import ProtocolVersion
 Once = threading.Event
 #: the driver's logger of these steps (the same records)
 log = logging.getLogger("cassandra.cluster")
+#: where ``pyfactories.aio`` keeps a future's awaiter
+AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
 #: the plan of requests without speculative executions (the driver's class default): no timer for it
 _NO_SPECULATION = NoSpeculativeExecutionPlan
 
@@ -90,8 +93,20 @@ def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
         # a copy, taken in the lock: a callback added from now on runs on the spot instead
         to_call = snapshot(getattr(future, listeners))
     future._event.set()
+    wake_awaiter(future, response, outcome == "_final_exception")
     for fn, args, kwargs in to_call:
         fn(response, *args, **kwargs)
+
+
+def wake_awaiter(future: Any, response: Any, failed: bool) -> None:
+    """The tasks awaiting ``future`` (``pyfactories.aio``'s awaiter, kept on the future) get its outcome:
+    before the callbacks, so that a callback that raises cannot leave them waiting."""
+    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+    if awaiter is not None:
+        try:
+            awaiter.wake(response, failed)
+        except Exception:
+            log.exception("could not wake the tasks awaiting %r", future)
 
 
 def snapshot(listeners: Any) -> tuple:
@@ -366,6 +381,22 @@ def init_future(future: Any, session: Any, message: Any, query: Any, timeout: An
     future._continuous_paging_state = None
 
 
+def execute_message(query_id: Any, query_params: Any, consistency_level: Any, serial_consistency_level: Any,
+                    fetch_size: Any, paging_state: Any, timestamp: Any, skip_meta: Any, result_metadata_id: Any) -> Any:
+    """The driver's ``ExecuteMessage`` of a request (no continuous paging). The compiled twin sets the
+    attributes its ``__init__`` sets, in the same order, without calling it (unless it was replaced)."""
+    return ExecuteMessage(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
+                          paging_state, timestamp, skip_meta=skip_meta, continuous_paging_options=None,
+                          result_metadata_id=result_metadata_id)
+
+
+def query_message(query: Any, consistency_level: Any, serial_consistency_level: Any, fetch_size: Any,
+                  paging_state: Any, timestamp: Any, keyspace: Any) -> Any:
+    """The driver's ``QueryMessage`` of a request (no continuous paging), as :func:`execute_message`."""
+    return QueryMessage(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
+                        None, keyspace)
+
+
 def create_future(future_class: type, driver: Any, session: Any, query: Any, parameters: Any, trace: Any,
                   custom_payload: Any, timeout: Any, execution_profile: Any = EXEC_PROFILE_DEFAULT,
                   paging_state: Any = None, host: Any = None) -> Any:
@@ -407,12 +438,11 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
         keyspace = query.keyspace if ProtocolVersion.uses_keyspace_flag(protocol_version) else None
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
-        message = QueryMessage(query_string, cl, serial_cl, fetch_size, paging_state, stamp, None, keyspace)
+        message = query_message(query_string, cl, serial_cl, fetch_size, paging_state, stamp, keyspace)
     else:
-        message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
-                                 stamp, skip_meta=bool(prepared_statement.result_metadata),
-                                 continuous_paging_options=None,
-                                 result_metadata_id=prepared_statement.result_metadata_id)
+        message = execute_message(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
+                                  stamp, bool(prepared_statement.result_metadata),
+                                  prepared_statement.result_metadata_id)
     message.tracing = trace
     if query.custom_payload:
         message.update_custom_payload(query.custom_payload)

@@ -398,3 +398,80 @@ def test_the_lean_future_is_awaitable():
     from pyfactories import futures
 
     assert futures.LeanResponseFuture.__await__ is aio.await_response
+
+
+def lean_future():
+    """A ``pyfactories.futures.LeanResponseFuture`` in the state the driver leaves its own (not sent)."""
+    from pyfactories import futures
+
+    future = request_future()
+    future.__class__ = futures.LeanResponseFuture
+    future._timer, future._metrics, future._callbacks, future._errbacks = None, None, None, None
+    return future
+
+
+@pytest.mark.parametrize("outcome", ["result", "exception"])
+def test_a_lean_future_wakes_its_awaiter_itself(spec, loop, outcome):
+    """No callback is added for the awaiter of a future that wakes it itself; its outcome still arrives,
+    with one wake-up of the loop."""
+    from pyfactories import futures
+
+    spec.wakes_itself(futures.LeanResponseFuture)
+    future, error = lean_future(), InvalidRequest("bad")
+
+    async def main():
+        task = asyncio.ensure_future(awaiting(spec, future))
+        await asyncio.sleep(0.01)
+        assert future._callbacks is None and future._errbacks is None
+        finish = future._set_final_result if outcome == "result" else future._set_final_exception
+        from_thread(finish, [(3,)] if outcome == "result" else error).join()
+        return await asyncio.wait_for(task, SETTLE_S)
+
+    if outcome == "result":
+        assert list(loop.run_until_complete(main())) == [(3,)]
+    else:
+        with pytest.raises(InvalidRequest) as info:
+            loop.run_until_complete(main())
+        assert info.value is error
+    assert loop.threadsafe_calls == 1
+
+
+def test_a_callback_that_raises_leaves_no_task_waiting(spec, loop):
+    """The awaiter is woken before the callbacks run: one that raises (out of the driver's
+    ``_set_final_result``, as the driver's own does) cannot keep the awaiting task waiting."""
+    from pyfactories import futures
+
+    spec.wakes_itself(futures.LeanResponseFuture)
+    future, raised = lean_future(), []
+
+    def failing(rows):
+        raise RuntimeError("a callback's own error")
+
+    def finish():
+        try:
+            future._set_final_result([(5,)])
+        except RuntimeError as exc:
+            raised.append(exc)
+
+    async def main():
+        future.add_callback(failing)
+        task = asyncio.ensure_future(awaiting(spec, future))
+        await asyncio.sleep(0.01)
+        from_thread(finish).join()
+        return await asyncio.wait_for(task, SETTLE_S)
+
+    assert list(loop.run_until_complete(main())) == [(5,)]
+    assert [str(e) for e in raised] == ["a callback's own error"]
+
+
+def test_an_awaiter_that_cannot_wake_does_not_stop_the_callbacks(caplog):
+    """An awaiter someone replaced with what cannot wake is logged; the callbacks still run."""
+    from pyfactories import futures
+
+    future, seen = lean_future(), []
+    future.add_callback(seen.append)
+    future._pyfactories_awaiter = object()
+    future._set_final_result([(1,)])
+    assert seen == [[(1,)]] and future.result().one() == (1,)
+    assert "could not wake the tasks awaiting" in caplog.text
+    assert futures.LeanResponseFuture._set_final_result is futures._spec.set_final_result

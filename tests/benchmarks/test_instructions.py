@@ -20,3 +20,8 @@ def test_the_total_is_read_from_callgrind_output():
 def test_two_different_lengths_are_needed():
     with pytest.raises(SystemExit, match="two different run lengths"):
         instructions.main(["--queries", "40,40"])
+
+
+def test_asyncio_configurations_are_checked_before_anything_runs():
+    with pytest.raises(SystemExit, match="not asyncio configurations: tuple"):
+        instructions.main(["--asyncio", "--factories", "everything_on+await,tuple", "--queries", "40,120"])

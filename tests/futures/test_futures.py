@@ -670,3 +670,87 @@ def test_answers_taken_as_the_drivers(spec, answer):
         outcomes.append((future._final_result, type(exc), str(exc), future.coordinator_host, future._warnings,
                          future._custom_payload, future._paging_state, future._col_names, future._event.is_set()))
     assert outcomes[0] == outcomes[1]
+
+
+# Messages -----------------------------------------------------------------------------------------
+
+anything = st.one_of(st.none(), st.booleans(), st.integers(), st.binary(max_size=4), st.text(max_size=3),
+                     st.lists(st.binary(max_size=3), max_size=3))
+
+
+@settings(max_examples=200)
+@given(args=st.lists(anything, min_size=9, max_size=9))
+def test_execute_messages_as_the_drivers(spec, args):
+    from cassandra.protocol import ExecuteMessage
+
+    *positional, skip_meta, result_metadata_id = args
+    ours = spec.execute_message(*positional, skip_meta, result_metadata_id)
+    theirs = ExecuteMessage(*positional, skip_meta=skip_meta, continuous_paging_options=None,
+                            result_metadata_id=result_metadata_id)
+    assert type(ours) is ExecuteMessage and vars(ours) == vars(theirs)
+    assert list(vars(ours)) == list(vars(theirs))  # set in the same order
+
+
+@settings(max_examples=200)
+@given(args=st.lists(anything, min_size=7, max_size=7))
+def test_query_messages_as_the_drivers(spec, args):
+    from cassandra.protocol import QueryMessage
+
+    *positional, keyspace = args
+    ours, theirs = spec.query_message(*positional, keyspace), QueryMessage(*positional, None, keyspace)
+    assert type(ours) is QueryMessage and vars(ours) == vars(theirs)
+    assert list(vars(ours)) == list(vars(theirs))
+
+
+def test_a_replaced_message_init_is_called(spec, monkeypatch):
+    from cassandra.protocol import ExecuteMessage, QueryMessage
+
+    for cls, make in ((ExecuteMessage, lambda: spec.execute_message(b"id", [], 1, None, 5, None, 7, True, None)),
+                      (QueryMessage, lambda: spec.query_message("q", 1, None, 5, None, 7, None))):
+        drivers = cls.__init__
+
+        def init(self, *args, **kwargs):
+            drivers(self, *args, **kwargs)
+            self.seen = True
+
+        monkeypatch.setattr(cls, "__init__", init)
+        assert make().seen is True
+        monkeypatch.undo()
+
+
+# Locks ------------------------------------------------------------------------------------------
+
+class CountingLock:
+    """A context manager in a lock's place: taken the way ``with`` takes it."""
+
+    def __init__(self):
+        self.entered = self.exited = 0
+
+    def __enter__(self):
+        self.entered += 1
+
+    def __exit__(self, *exc):
+        self.exited += 1
+        return False
+
+
+@pytest.mark.parametrize("make", [threading.Lock, threading.RLock, CountingLock], ids=["lock", "rlock", "other"])
+def test_any_lock_is_taken_and_given_back(pair, make):
+    """The future's lock, of any kind, is held while its listeners are added and its outcome set, and
+    given back: after an answer, and after a listener list that cannot be read raises."""
+    for future in pair:
+        future._callback_lock = lock = make()
+        seen = []
+        future.add_callbacks(seen.append, seen.append)
+        future._set_final_result([(1,)])
+        assert seen == [[(1,)]]
+        other = bare(type(future), type(future._event)(), Metrics())
+        other._callback_lock = lock
+        other._errbacks = 42  # not a list of listeners
+        with pytest.raises(TypeError):
+            other._set_final_exception(ValueError("x"))
+        if isinstance(lock, CountingLock):
+            assert lock.entered == lock.exited >= 3  # (the driver takes it once more: per listener)
+        else:
+            assert lock.acquire(False)  # given back
+            lock.release()
