@@ -15,7 +15,9 @@ speculative executions, timeouts), and less work per request:
 * sending it and taking its answer (rows, or none) use no ``functools.partial``, keyword arguments or
   ``Condition.notify`` (when no thread waits for a stream);
 * finishing a request calls its callbacks without building a ``functools.partial`` for each;
-* with no speculative execution, its timeout timer is armed without asking the plan for one.
+* with no speculative execution, its timeout timer is armed without asking the plan for one;
+* its message is the driver's, built without the class call; its plan's replicas are found in C;
+* a task awaiting it is woken by the future itself, without a callback.
 
 Requests the driver builds in a way this module does not (a custom payload, ``execute_as``,
 batches, graph statements, continuous paging, the legacy execution parameters) go to the driver's
