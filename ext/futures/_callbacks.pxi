@@ -1,0 +1,187 @@
+# Included by _futures.pyx: the future's completion event and its callbacks (pyfactories.futures._futures_py's
+# Once, set_final_result, set_final_exception, wake_awaiter, add_callback, add_errback and add_callbacks).
+
+cdef class Once:
+    """``threading.Event``'s ``is_set``, ``set``, ``clear`` and ``wait``, for one future."""
+
+    cdef bint _flag
+    cdef object _lock  # None, or held while the flag is unset and a waiter made it
+
+    def is_set(self):
+        return self._flag
+
+    def set(self):
+        cdef object lock
+        if not self._flag:
+            self._flag = True
+            lock = self._lock
+            if lock is not None:
+                lock.release()
+
+    def clear(self):
+        if self._flag:
+            self._flag = False
+            self._lock = None  # set() released the old one; the next waiter makes a new one
+
+    def wait(self, timeout=None):
+        cdef object lock
+        if self._flag:
+            return True
+        lock = self._lock
+        if lock is None:
+            lock = allocate_lock()
+            lock.acquire()
+            self._lock = lock
+            if self._flag:
+                return True
+        if timeout is None:
+            woken = lock.acquire()
+        elif timeout > 0:
+            woken = lock.acquire(True, timeout)
+        else:
+            woken = lock.acquire(False)
+        if woken:
+            lock.release()  # the next waiter's turn
+            return True
+        return self._flag
+
+
+cdef inline tuple _snapshot(object listeners):
+    """``_futures_py.snapshot``: each listener's function and arguments as they are now (the driver's
+    ``partial`` per listener), taken in the future's lock."""
+    if listeners is None:
+        return ()
+    cdef list found = []
+    for fn, args, kwargs in listeners:
+        if not callable(fn):
+            raise TypeError("the first argument must be callable")
+        if type(args) is not tuple:
+            args = tuple(args)
+        # a copy (None for none): an earlier callback cannot change a later one's
+        kwargs = dict(kwargs) if type(kwargs) is not dict or kwargs else None
+        found.append((fn, args, kwargs))
+    return tuple(found)
+
+
+cdef inline tuple _outcome(future, response, bint result):
+    if result:
+        future._final_result = response
+        return _snapshot(future._callbacks)
+    future._final_exception = response
+    return _snapshot(future._errbacks)
+
+
+cdef inline void _finish(future, response, bint result) except *:
+    cdef tuple to_call, item
+    cdef dict kwargs
+    timer = future._timer
+    if timer:
+        timer.cancel()
+    metrics = future._metrics
+    if metrics is not None:
+        metrics.request_timer.addValue(_now() - future._start_time)
+    lock = future._callback_lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            to_call = _outcome(future, response, result)
+        finally:
+            lock.release()
+    else:
+        with lock:
+            to_call = _outcome(future, response, result)
+    future._event.set()
+    _wake_awaiter(future, response, not result)
+    for item in to_call:
+        kwargs = <dict>item[2]
+        if kwargs is None:
+            item[0](response, *<tuple>item[1])
+        else:
+            item[0](response, *<tuple>item[1], **kwargs)
+
+
+cdef inline void _wake_awaiter(future, response, bint failed) except *:
+    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+    if awaiter is None:  # no task awaits it
+        return
+    try:
+        awaiter.wake(response, failed)
+    except Exception:  # the callbacks still run
+        log.exception("could not wake the tasks awaiting %r", future)
+
+
+def wake_awaiter(future, response, failed):
+    """``pyfactories.futures._futures_py.wake_awaiter``."""
+    _wake_awaiter(future, response, bool(failed))
+
+
+def set_final_result(future, response):
+    """``ResponseFuture._set_final_result``."""
+    _finish(future, response, True)
+
+
+def set_final_exception(future, response):
+    """``ResponseFuture._set_final_exception``."""
+    _finish(future, response, False)
+
+
+cdef inline void _append(future, str name, tuple item) except *:
+    # the future's callbacks and errbacks lists are made by the first one added (in its lock)
+    listeners = getattr(future, name)
+    if listeners is None:
+        setattr(future, name, [item])
+    else:
+        listeners.append(item)
+
+
+def add_callback(future, fn, *args, **kwargs):
+    """``ResponseFuture.add_callback``."""
+    cdef bint run_now = False
+    with future._callback_lock:
+        _append(future, "_callbacks", (fn, args, kwargs))
+        run_now = future._final_result is not _NOT_SET
+    if run_now:
+        fn(future._final_result, *args, **kwargs)
+    return future
+
+
+def add_errback(future, fn, *args, **kwargs):
+    """``ResponseFuture.add_errback``."""
+    cdef bint run_now = False
+    with future._callback_lock:
+        _append(future, "_errbacks", (fn, args, kwargs))
+        run_now = bool(future._final_exception)
+    if run_now:
+        fn(future._final_exception, *args, **kwargs)
+    return future
+
+
+cdef inline int _add_both(future, tuple callback, tuple errback) except -1:
+    """Both listeners appended; 1 if the future has its result, 2 if its exception."""
+    _append(future, "_callbacks", callback)
+    _append(future, "_errbacks", errback)
+    return (future._final_result is not _NOT_SET) | (bool(future._final_exception) << 1)
+
+
+def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
+                  errback_kwargs=None):
+    """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    cdef bint succeeded = False, failed = False
+    cdef int outcome = 0
+    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
+    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
+    lock = future._callback_lock
+    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+        lock.acquire()
+        try:
+            outcome = _add_both(future, (callback, cb_args, cb_kwargs), (errback, eb_args, eb_kwargs))
+        finally:
+            lock.release()
+    else:
+        with lock:
+            outcome = _add_both(future, (callback, cb_args, cb_kwargs), (errback, eb_args, eb_kwargs))
+    succeeded, failed = outcome & 1, outcome & 2
+    if succeeded:
+        callback(future._final_result, *cb_args, **cb_kwargs)
+    if failed:
+        errback(future._final_exception, *eb_args, **eb_kwargs)
