@@ -363,8 +363,10 @@ def _threads():
 
 
 def _foreign(thread, cluster):
-    """A worker of some other cluster's executor: a cluster another test left behind starts its
-    executor's workers lazily, whenever it next has work, so one may start at any time."""
+    """A worker of some other cluster's executor. The other clusters of this process (the module's
+    ``pairs``, kept open for its tests) start their executors' workers lazily, when they next have work
+    (a schema change another test's DDL made, pushed to every control connection), so one may start
+    at any time."""
     prefix = cluster.executor._thread_name_prefix
     return thread.name.startswith("ThreadPoolExecutor-") and not thread.name.startswith(prefix + "_")
 
