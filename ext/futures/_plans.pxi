@@ -24,17 +24,18 @@ cdef object _get_replicas(metadata, keyspace, routing_key):
             or type(routing_key) is not bytes or type(keyspace) is not str):
         return metadata.get_replicas(keyspace, routing_key)
     murmur3 = _metadata.murmur3
-    by_keyspace, found = token_map.tokens_to_hosts_by_ks, token_map.ring
-    tokens_to_hosts = (<dict>by_keyspace).get(keyspace) if type(by_keyspace) is dict else None
-    if (murmur3 is None or type(tokens_to_hosts) is not dict or not tokens_to_hosts
-            or type(found) is not list or not found):
+    if murmur3 is None:
         return metadata.get_replicas(keyspace, routing_key)
-    ring = <list>found
-    value = murmur3(routing_key)
+    value = murmur3(routing_key)  # first, as the driver hashes before it reads the map
     if type(value) is not int:
         return metadata.get_replicas(keyspace, routing_key)
     if value == _MIN_LONG:
         value = _MAX_LONG
+    by_keyspace, found = token_map.tokens_to_hosts_by_ks, token_map.ring
+    tokens_to_hosts = (<dict>by_keyspace).get(keyspace) if type(by_keyspace) is dict else None
+    if type(tokens_to_hosts) is not dict or not tokens_to_hosts or type(found) is not list or not found:
+        return metadata.get_replicas(keyspace, routing_key)
+    ring = <list>found
     hi = len(ring)
     while lo < hi:  # bisect_left(ring, Murmur3Token(value))
         mid = (lo + hi) // 2

@@ -36,15 +36,15 @@ def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:
     if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
             or type(routing_key) is not bytes or type(keyspace) is not str or _metadata.murmur3 is None):
         return metadata.get_replicas(keyspace, routing_key)
-    by_keyspace, ring = token_map.tokens_to_hosts_by_ks, token_map.ring
-    tokens_to_hosts = by_keyspace.get(keyspace) if type(by_keyspace) is dict else None
-    if type(tokens_to_hosts) is not dict or not tokens_to_hosts or type(ring) is not list or not ring:
-        return metadata.get_replicas(keyspace, routing_key)
-    value = _metadata.murmur3(routing_key)
+    value = _metadata.murmur3(routing_key)  # first, as the driver hashes before it reads the map
     if type(value) is not int:
         return metadata.get_replicas(keyspace, routing_key)
     if value == MIN_LONG:
         value = MAX_LONG
+    by_keyspace, ring = token_map.tokens_to_hosts_by_ks, token_map.ring
+    tokens_to_hosts = by_keyspace.get(keyspace) if type(by_keyspace) is dict else None
+    if type(tokens_to_hosts) is not dict or not tokens_to_hosts or type(ring) is not list or not ring:
+        return metadata.get_replicas(keyspace, routing_key)
     lo, hi = 0, len(ring)
     while lo < hi:  # bisect_left(ring, Murmur3Token(value))
         mid = (lo + hi) // 2
