@@ -13,8 +13,10 @@ copies of a template with the values stored into them).
 Input is checked as in the pure-Python twin (same exceptions, same messages):
 nothing the caller passes can make this module read out of bounds. An exact
 list or tuple (the rows, a row, the column names) is read in C; a subclass is
-read through its own iteration, as the driver reads it, and copied before it
-is sized, so a ``__len__``/``__getitem__`` that lies changes nothing.
+read through its own iteration, as the driver reads it, and copied where it
+must be sized, so a ``__len__``/``__getitem__`` that lies changes nothing. The
+rows are read to the list's current end, as the driver's ``for row in rows``
+reads them, even when a row's own ``__iter__`` makes the list grow or shrink.
 """
 
 cimport cython
@@ -22,7 +24,7 @@ cimport cython
 from collections import OrderedDict
 
 from cpython.dict cimport PyDict_Copy, PyDict_SetItem
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_Append, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject_SetItem
 from cpython.ref cimport Py_INCREF
 
@@ -63,6 +65,7 @@ cdef extern from "Python.h":
     bint PyUnicode_CheckExact(object)
     bint PyType_IsSubtype(type, type)
     Py_ssize_t PySequence_Fast_GET_SIZE(object)
+    void Py_SET_SIZE(object, Py_ssize_t)
 
 
 cdef inline object _rows_of(object rows):
@@ -73,6 +76,34 @@ cdef inline object _rows_of(object rows):
     if not (PyList_Check(rows) or PyTuple_Check(rows)):
         raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
     return [row for row in rows]
+
+
+cdef inline list _out_for(object rows):
+    """The list the rows of ``rows`` are put in: one slot per row already there when ``rows`` is an exact
+    list or tuple (filled by :func:`_put`, ended by :func:`_ended`), else empty (a subclass is not sized)."""
+    if PyList_CheckExact(rows) or PyTuple_CheckExact(rows):
+        return PyList_New(PySequence_Fast_GET_SIZE(rows))
+    if not (PyList_Check(rows) or PyTuple_Check(rows)):
+        raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
+    return []
+
+
+cdef inline int _put(list out, Py_ssize_t i, object row) except -1:
+    """Row ``i`` into its slot, or appended past the slots: the rows grew while they were read (a row's
+    ``__iter__`` is Python code), and the driver's ``for row in rows`` reads the new ones too."""
+    if i < PyList_GET_SIZE(out):
+        Py_INCREF(row)
+        PyList_SET_ITEM(out, i, row)
+        return 0
+    return PyList_Append(out, row)
+
+
+cdef inline list _ended(list out, Py_ssize_t filled):
+    """``out`` cut to its ``filled`` rows: fewer than its slots when the rows shrank while they were read
+    (the driver's iteration stops where the list ends). The slots cut off were never filled."""
+    if filled < PyList_GET_SIZE(out):
+        Py_SET_SIZE(out, filled)
+    return out
 
 
 cdef inline object _row_values(object row, Py_ssize_t i, Py_ssize_t ncols):
@@ -218,53 +249,48 @@ def _dict_template(tuple key):
 cdef ColumnSetCache _row_classes = ColumnSetCache(_checked_row_class)
 cdef ColumnSetCache _key_sets = ColumnSetCache(_dict_template)
 
-# Each factory fills a preallocated list; if a row is refused half-way, the
-# list's empty slots are simply skipped when it is freed.
+# Each factory reads the rows as the driver's does (``for row in rows``: a list that grows or shrinks
+# while a row's own ``__iter__`` runs is read to its current end) into a preallocated list; if a row is
+# refused half-way, the list's empty slots are simply skipped when it is freed.
 
 
 def cached_named_tuple_factory(colnames, rows):
     """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
     cdef tuple keys
     keys, cls = _row_classes.get(colnames)
-    rows = _rows_of(rows)
-    cdef Py_ssize_t i, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
-    cdef list out = PyList_New(n)
-    for i in range(n):
-        # rows[i] is bounds-checked: a subclass row's __iter__ (Python code) may have shrunk an exact list
-        row = pf_new_tuple_row(cls, _row_values(rows[i], i, ncols))
-        Py_INCREF(row)
-        PyList_SET_ITEM(out, i, row)
-    return out
+    cdef list out = _out_for(rows)
+    cdef Py_ssize_t i = 0, ncols = len(keys)
+    for row in rows:
+        _put(out, i, pf_new_tuple_row(cls, _row_values(row, i, ncols)))
+        i += 1
+    return _ended(out, i)
 
 
 def dict_factory(colnames, rows):
     """Rows as dicts, like the driver's ``dict_factory`` (a repeated column: the last value wins)."""
     cdef tuple keys
     keys, template = _key_sets.get(colnames)
-    rows = _rows_of(rows)
-    cdef Py_ssize_t i, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
-    cdef list out = PyList_New(n)
-    for i in range(n):
-        row = pf_new_dict_row(template, keys, _row_values(rows[i], i, ncols))
-        Py_INCREF(row)
-        PyList_SET_ITEM(out, i, row)
-    return out
+    cdef list out = _out_for(rows)
+    cdef Py_ssize_t i = 0, ncols = len(keys)
+    for row in rows:
+        _put(out, i, pf_new_dict_row(template, keys, _row_values(row, i, ncols)))
+        i += 1
+    return _ended(out, i)
 
 
 def ordered_dict_factory(colnames, rows):
     """Rows as ``OrderedDict``, like the driver's ``ordered_dict_factory``."""
     cdef tuple keys = _key_sets.get(colnames)[0]
-    rows = _rows_of(rows)
-    cdef Py_ssize_t i, j, ncols = len(keys), n = PySequence_Fast_GET_SIZE(rows)
-    cdef list out = PyList_New(n)
-    for i in range(n):
-        values = _row_values(rows[i], i, ncols)
-        row = OrderedDict()
+    cdef list out = _out_for(rows)
+    cdef Py_ssize_t i = 0, j, ncols = len(keys)
+    for row in rows:
+        values = _row_values(row, i, ncols)
+        ordered = OrderedDict()
         for j in range(ncols):
-            PyObject_SetItem(row, keys[j], values[j])  # bounds-checked reads of an exact list or tuple
-        Py_INCREF(row)
-        PyList_SET_ITEM(out, i, row)
-    return out
+            PyObject_SetItem(ordered, keys[j], values[j])  # bounds-checked reads of an exact list or tuple
+        _put(out, i, ordered)
+        i += 1
+    return _ended(out, i)
 
 
 def cache_info():

@@ -43,6 +43,15 @@ def column_key(colnames: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
+def checked_rows(rows: Any) -> list | tuple:
+    """``rows`` itself, checked to be a list or tuple (``TypeError`` if not), to be read as the driver's
+    factories read it: ``for row in rows``, to the list's current end even if a row's own ``__iter__``
+    makes it grow or shrink, through a subclass's own ``__iter__``, never its ``__len__``."""
+    if not _is_list_or_tuple(rows):
+        raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
+    return rows
+
+
 def rows_of(rows: Any) -> list | tuple:
     """``rows`` itself when it is an exact list or tuple, else (a subclass) a list of what its own iteration yields.
 

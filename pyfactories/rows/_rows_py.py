@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ._columns import DEFAULT_CACHE_SIZE, CacheInfo, ColumnSetCache, _check_maxsize, column_key, row_values, rows_of
+from ._columns import (DEFAULT_CACHE_SIZE, CacheInfo, ColumnSetCache, _check_maxsize, checked_rows, column_key,
+                       row_values)
 from ._rowclass import make_row_class
 from ._typed_py import ColumnMismatch, args_row, class_row, kwargs_row
 
@@ -35,23 +36,20 @@ def cached_named_tuple_factory(colnames: Sequence[str], rows: Sequence[Sequence[
     """Rows as namedtuples, like the driver's ``named_tuple_factory``, with the class cached."""
     key = column_key(colnames)
     cls = _row_classes.get(key)
-    rows = rows_of(rows)
     # tuple.__new__, as the compiled rows are filled: not the class's _make or __new__, which code may replace
-    return [tuple.__new__(cls, row_values(rows[i], i, len(key))) for i in range(len(rows))]
+    return [tuple.__new__(cls, row_values(row, i, len(key))) for i, row in enumerate(checked_rows(rows))]
 
 
 def dict_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     """Rows as dicts, like the driver's ``dict_factory`` (a repeated column: the last value wins)."""
     keys = _key_sets.get(column_key(colnames))
-    rows = rows_of(rows)
-    return [dict(zip(keys, row_values(rows[i], i, len(keys)))) for i in range(len(rows))]
+    return [dict(zip(keys, row_values(row, i, len(keys)))) for i, row in enumerate(checked_rows(rows))]
 
 
 def ordered_dict_factory(colnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[OrderedDict[str, Any]]:
     """Rows as ``OrderedDict``, like the driver's ``ordered_dict_factory``."""
     keys = _key_sets.get(column_key(colnames))
-    rows = rows_of(rows)
-    return [OrderedDict(zip(keys, row_values(rows[i], i, len(keys)))) for i in range(len(rows))]
+    return [OrderedDict(zip(keys, row_values(row, i, len(keys)))) for i, row in enumerate(checked_rows(rows))]
 
 
 def cache_info() -> CacheInfo:

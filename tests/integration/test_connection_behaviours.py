@@ -92,7 +92,11 @@ def proxy(contact):
 
 
 def _through(proxy, name, **options):
+    """(cluster, session) through ``proxy``. Connecting may wait longer than the driver's 2 s: the
+    proxy's threads share a loaded machine, and no test here holds replies while connecting."""
     options.setdefault("reconnection_policy", ConstantReconnectionPolicy(0.2, None))
+    options.setdefault("control_connection_timeout", 10.0)
+    options.setdefault("connect_timeout", 10.0)
     return _open(Contact(["127.0.0.1"], proxy.port), name, **options)
 
 

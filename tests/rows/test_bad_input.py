@@ -105,3 +105,34 @@ def test_rows_keep_their_values_alive(impl):
     assert sys.getrefcount(value) == before + 20
     del out
     assert sys.getrefcount(value) == before
+
+
+DRIVER = {"cached_named_tuple_factory": "named_tuple_factory", "dict_factory": "dict_factory",
+          "ordered_dict_factory": "ordered_dict_factory"}
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+@pytest.mark.parametrize("change", ["append", "pop", "clear", "append twice"])
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_rows_that_change_the_list_while_read_as_the_driver_reads_them(impl, name, change, where):
+    """A row whose ``__iter__`` grows or shrinks the rows list being read: the rows are read to the list's
+    current end, as the driver's ``for row in rows`` reads them (no row lost, none read twice, no error)."""
+    from cassandra import query
+
+    def run(factory):
+        rows = [(0,), (1,), (2,)]
+
+        class Changing(list):
+            def __iter__(self):
+                {"append": lambda: rows.append((7,)), "pop": rows.pop, "clear": rows.clear,
+                 "append twice": lambda: rows.extend([(7,), (8,)])}[change]()
+                return list.__iter__(self)
+
+        rows[where] = Changing([where])
+        out = factory(["a"], rows)
+        return [(type(row).__name__ if isinstance(row, dict) else "tuple", tuple(row.values())
+                 if isinstance(row, dict) else tuple(row)) for row in out]
+
+    got = run(getattr(impl, name))
+    assert got == run(getattr(query, DRIVER[name]))
+    assert len(got) == {"append": 4, "append twice": 5, "pop": 2 if where < 2 else 3, "clear": where + 1}[change]
