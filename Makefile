@@ -49,7 +49,7 @@ PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
 	for p in $$(command -v python$$v) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -rV); do \
 		$$p -c "" 2>/dev/null && { echo $$p; break; }; done; done)
 
-.PHONY: help venv build test test-node test-matrix test-alone test-killed-node test-unit test-integration profile bench bench-quick \
+.PHONY: help venv build test test-node test-artifacts test-matrix test-alone test-killed-node test-unit test-integration profile bench bench-quick \
 	cassandra-up cassandra-down cassandra-status cluster-up cluster-down cassandra-fetch \
 	wheel wheels wheel-of pythons sdist typecheck clean asan asan-build fuzz-long
 
@@ -128,6 +128,14 @@ asan-build: build
 	{ git ls-files -co --exclude-standard; ls ext/*/*.c ext/_driver_version.pxi; } | sort -u \
 		| while read -r f; do [ -f "$$f" ] && echo "$$f"; done | xargs cp -pu --parents -t $(ASAN_DIR)
 	cd $(ASAN_DIR) && PYFACTORIES_SANITIZE=1 $(abspath $(PY)) setup.py -q build_ext --inplace
+
+# What the stages after `make test` build, built beside it (CI does: `make test` waits on the node more
+# than it computes): this CPython's wheel first (the wheel tests of `make test` wait for it), the
+# sanitizer build, then the wheel of every other CPython, all where the later stages find them.
+test-artifacts: build
+	$(PY) -m tests.package.installed $(shell $(PY) -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+	$(MAKE) -s asan-build
+	$(PY) -m tests.package.installed
 
 asan: asan-build
 	cd $(ASAN_DIR) && $(ASAN_ENV) PYFACTORIES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
