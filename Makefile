@@ -129,9 +129,9 @@ asan-build: build
 		| while read -r f; do [ -f "$$f" ] && echo "$$f"; done | xargs cp -pu --parents -t $(ASAN_DIR)
 	cd $(ASAN_DIR) && PYFACTORIES_SANITIZE=1 $(abspath $(PY)) setup.py -q build_ext --inplace
 
-# What the stages after `make test` build, built beside it (CI does: `make test` waits on the node more
-# than it computes): this CPython's wheel first (the wheel tests of `make test` wait for it), the
-# sanitizer build, then the wheel of every other CPython, all where the later stages find them.
+# What the stages after `make test` build, built beside it (CI does: `make test` leaves part of the two
+# cores idle while it waits on the node): this CPython's wheel first (the wheel tests of `make test` wait
+# for it), the sanitizer build, then the wheel of every other CPython, all where the later stages find them.
 test-artifacts: build
 	$(PY) -m tests.package.installed $(shell $(PY) -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 	$(MAKE) -s asan-build
