@@ -132,6 +132,7 @@ asan-build: build
 # What the stages after `make test` build, built beside it (CI does: `make test` leaves part of the two
 # cores idle while it waits on the node): this CPython's wheel first (the wheel tests of `make test` wait
 # for it), the sanitizer build, then the wheel of every other CPython, all where the later stages find them.
+# Run it after `make build` (as CI does): two builds of the same tree at once would share its build/.
 test-artifacts: build
 	$(PY) -m tests.package.installed $(shell $(PY) -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 	$(MAKE) -s asan-build

@@ -15,8 +15,9 @@ nothing the caller passes can make this module read out of bounds. An exact
 list or tuple (the rows, a row, the column names) is read in C; a subclass is
 read through its own iteration, as the driver reads it, and copied where it
 must be sized, so a ``__len__``/``__getitem__`` that lies changes nothing. The
-rows are read to the list's current end, as the driver's ``for row in rows``
-reads them, even when a row's own ``__iter__`` makes the list grow or shrink.
+three factories read the rows to the list's current end, as the driver's
+``for row in rows`` reads them, even when a row's own ``__iter__`` makes the
+list grow or shrink (the typed factories check every row before building any).
 """
 
 cimport cython
@@ -66,6 +67,8 @@ cdef extern from "Python.h":
     bint PyType_IsSubtype(type, type)
     Py_ssize_t PySequence_Fast_GET_SIZE(object)
     void Py_SET_SIZE(object, Py_ssize_t)
+    void PyObject_GC_Track(void *op)
+    void PyObject_GC_UnTrack(void *op)
 
 
 cdef inline object _rows_of(object rows):
@@ -80,12 +83,20 @@ cdef inline object _rows_of(object rows):
 
 cdef inline list _out_for(object rows):
     """The list the rows of ``rows`` are put in: one slot per row already there when ``rows`` is an exact
-    list or tuple (filled by :func:`_put`, ended by :func:`_ended`), else empty (a subclass is not sized)."""
+    list or tuple (filled by :func:`_put`, ended by :func:`_ended`), else empty (a subclass is not sized).
+
+    Its slots are NULL until filled, and Python code runs while they are (a row's ``__iter__``, a
+    finalizer): so the collector does not know the list, which ``gc.get_objects()`` would otherwise
+    hand to that code, until :func:`_ended` gives it back."""
+    cdef list out
     if PyList_CheckExact(rows) or PyTuple_CheckExact(rows):
-        return PyList_New(PySequence_Fast_GET_SIZE(rows))
-    if not (PyList_Check(rows) or PyTuple_Check(rows)):
+        out = PyList_New(PySequence_Fast_GET_SIZE(rows))
+    elif PyList_Check(rows) or PyTuple_Check(rows):
+        out = []
+    else:
         raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
-    return []
+    PyObject_GC_UnTrack(<void *>out)
+    return out
 
 
 cdef inline int _put(list out, Py_ssize_t i, object row) except -1:
@@ -103,6 +114,7 @@ cdef inline list _ended(list out, Py_ssize_t filled):
     (the driver's iteration stops where the list ends). The slots cut off were never filled."""
     if filled < PyList_GET_SIZE(out):
         Py_SET_SIZE(out, filled)
+    PyObject_GC_Track(<void *>out)  # every slot filled: the collector may see it now
     return out
 
 

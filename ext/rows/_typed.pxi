@@ -260,6 +260,9 @@ cdef class TypedRowFactory:
             _row_values(rows[i], i, ncols)
         target = self._target
         cdef list out = PyList_New(n)
+        # NULL slots until built, while constructors (Python code) run: unknown to the collector, whose
+        # gc.get_objects() would hand it to them, until it is full (as _out_for's lists)
+        PyObject_GC_UnTrack(<void *>out)
         cdef PyObject **items
         cdef tuple values
         # args[0] is free for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET), args[1] holds the instance of the
@@ -302,6 +305,7 @@ cdef class TypedRowFactory:
                 PyList_SET_ITEM(out, i, obj)
         finally:
             PyMem_Free(args)
+        PyObject_GC_Track(<void *>out)
         return out
 
     def _fills_slots(self, colnames):

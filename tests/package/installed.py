@@ -135,6 +135,6 @@ def copy_suite(where: Path) -> Path:
     return where
 
 
-if __name__ == "__main__":  # `make test-artifacts TAGS=...`: those wheels built into .cache/built, one at a time
+if __name__ == "__main__":  # `make test-artifacts`: the wheels of the tags given (else of every CPython), one at a time
     for tag in sys.argv[1:] or [TAG, *sorted(set(pythons()) - {TAG})]:
         build_wheels(tag)  # each call takes the lock for its own build only: a test waits for one at most

@@ -115,8 +115,8 @@ DRIVER = {"cached_named_tuple_factory": "named_tuple_factory", "dict_factory": "
 @pytest.mark.parametrize("change", ["append", "pop", "clear", "append twice"])
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_rows_that_change_the_list_while_read_as_the_driver_reads_them(impl, name, change, where):
-    """A row whose ``__iter__`` grows or shrinks the rows list being read: the rows are read to the list's
-    current end, as the driver's ``for row in rows`` reads them (no row lost, none read twice, no error)."""
+    """A row whose ``__iter__`` grows or shrinks the rows list being read (at its end): the rows are read
+    to the list's current end, as the driver's ``for row in rows`` reads them (no row lost, no error)."""
     from cassandra import query
 
     def run(factory):
@@ -136,3 +136,38 @@ def test_rows_that_change_the_list_while_read_as_the_driver_reads_them(impl, nam
     got = run(getattr(impl, name))
     assert got == run(getattr(query, DRIVER[name]))
     assert len(got) == {"append": 4, "append twice": 5, "pop": 2 if where < 2 else 3, "clear": where + 1}[change]
+
+
+def _walks_every_list_of(size):
+    """A row whose ``__iter__`` reads every list of ``size`` items the collector knows of, as code that walks
+    ``gc.get_objects()`` would: the factory's own half-filled result must not be one of them."""
+
+    class Walking(list):
+        def __iter__(self):
+            for found in gc.get_objects():
+                if type(found) is list and len(found) == size:
+                    list(found)  # reads every item: a slot not yet filled would crash here
+            return list.__iter__(self)
+
+    return Walking
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_a_row_that_walks_the_collectors_objects_never_sees_the_half_built_result(impl, name):
+    rows = [(k,) for k in range(50)]
+    rows[0] = _walks_every_list_of(50)([0])
+    out = getattr(impl, name)(["a"], rows)
+    assert [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in out] == [(k,) for k in range(50)]
+    assert gc.is_tracked(out)  # known to the collector again once full
+
+
+def test_a_typed_row_constructor_that_walks_the_collectors_objects_never_sees_the_half_built_result(impl):
+    walking = _walks_every_list_of(50)
+
+    def build(a):
+        walking.__iter__([])  # the same walk, from the constructor
+        return a
+
+    built = impl.args_row(build)(["a"], [(k,) for k in range(50)])
+    assert built == list(range(50))
+    assert gc.is_tracked(built)
