@@ -171,3 +171,31 @@ def test_a_typed_row_constructor_that_walks_the_collectors_objects_never_sees_th
     built = impl.args_row(build)(["a"], [(k,) for k in range(50)])
     assert built == list(range(50))
     assert gc.is_tracked(built)
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_a_row_that_shrinks_the_list_then_raises_raises_its_error(impl, name):
+    """The rows list shrinks under the factory, then the row's own iteration fails: its error, as from
+    the driver's factory, and nothing of the half-built result is left behind."""
+    from cassandra import query
+
+    class Failing(Exception):
+        pass
+
+    def run(factory):
+        value = object()
+        rows = [(value,), *((k,) for k in range(1, 10))]
+
+        class ShrinksThenFails(list):
+            def __iter__(self):
+                del rows[2:]
+                raise Failing("row iteration failed")
+
+        rows[1] = ShrinksThenFails([1])
+        before = sys.getrefcount(value)
+        with pytest.raises(Failing, match="row iteration failed"):
+            factory(["a"], rows)
+        gc.collect()
+        return len(rows), sys.getrefcount(value) - before  # the first row built and dropped again
+
+    assert run(getattr(impl, name)) == run(getattr(query, DRIVER[name])) == (2, 0)
