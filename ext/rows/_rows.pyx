@@ -76,9 +76,14 @@ cdef inline object _rows_of(object rows):
     own iteration yields: what the driver reads, and nothing a lying ``__len__``/``__getitem__`` says."""
     if PyList_CheckExact(rows) or PyTuple_CheckExact(rows):
         return rows
+    _check_rows(rows)
+    return [row for row in rows]
+
+
+cdef inline int _check_rows(object rows) except -1:
     if not (PyList_Check(rows) or PyTuple_Check(rows)):
         raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
-    return [row for row in rows]
+    return 0
 
 
 cdef inline list _out_for(object rows):
@@ -91,10 +96,9 @@ cdef inline list _out_for(object rows):
     cdef list out
     if PyList_CheckExact(rows) or PyTuple_CheckExact(rows):
         out = PyList_New(PySequence_Fast_GET_SIZE(rows))
-    elif PyList_Check(rows) or PyTuple_Check(rows):
-        out = []
     else:
-        raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
+        _check_rows(rows)
+        out = []
     PyObject_GC_UnTrack(<void *>out)
     return out
 

@@ -60,9 +60,7 @@ def rows_of(rows: Any) -> list | tuple:
     """
     if type(rows) is list or type(rows) is tuple:
         return rows
-    if not _is_list_or_tuple(rows):
-        raise TypeError(f"rows must be a list of rows, not {type(rows).__name__}")
-    return [row for row in rows]
+    return [row for row in checked_rows(rows)]
 
 
 def row_values(row: Any, i: int, ncols: int) -> list | tuple:
