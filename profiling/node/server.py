@@ -28,7 +28,9 @@ Say = Callable[[str], None]
 
 # Popen objects of nodes started by this process: polling them reaps exited
 # children (otherwise a zombie would look alive) and keeps Popen.__del__ quiet.
+# A reaped child leaves for _EXIT_CODES: its PID is free for another process.
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+_EXIT_CODES: dict[int, int] = {}
 
 
 @contextlib.contextmanager
@@ -57,8 +59,13 @@ def _cmdline(pid: int) -> str:
 
 def alive(pid: int) -> bool:
     """True for a running process; False for gone or zombie ones."""
-    if pid in _CHILDREN:
-        return _CHILDREN[pid].poll() is None
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        code = child.poll()
+        if code is None:
+            return True
+        del _CHILDREN[pid]
+        _EXIT_CODES[pid] = code
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -174,6 +181,7 @@ def _spawn(java: str, node: Node, heap: str) -> subprocess.Popen[bytes]:
             cwd=node.root, start_new_session=True, close_fds=True,
         )
     _CHILDREN[proc.pid] = proc
+    _EXIT_CODES.pop(proc.pid, None)
     node.pid_path.write_text(f"{proc.pid}\n")
     return proc
 
@@ -185,7 +193,7 @@ def _wait_ready(node: Node, pid: int, timeout: float, offsets: dict[Path, int]) 
         if protocol.answers(node.address, config.CQL_PORT, timeout=2.0):
             return time.monotonic() - started
         if not alive(pid):
-            code = _CHILDREN[pid].returncode if pid in _CHILDREN else "?"
+            code = _EXIT_CODES.get(pid, "?")
             raise NodeError(f"{node.name} (pid {pid}) exited with code {code} during start-up\n"
                             + log_tail(node, since=offsets))
         if time.monotonic() - started > timeout:

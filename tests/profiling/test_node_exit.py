@@ -45,6 +45,17 @@ def test_quiet_while_the_node_runs(stand_in):
     assert check() is None
 
 
+def test_a_pid_reused_after_a_node_this_process_started_is_read_afresh(stand_in, monkeypatch):
+    """A node this process started and reaped leaves its PID free; the system may give it to the
+    next process, which is then judged by what it is, not by the old child's exit."""
+    one, proc = stand_in
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    monkeypatch.setitem(server._CHILDREN, proc.pid, finished)
+    assert server.running_pid(one) == proc.pid
+    assert proc.pid not in server._CHILDREN
+
+
 def test_names_the_node_and_its_last_words_once_it_exits(stand_in, monkeypatch, tmp_path):
     one, proc = stand_in
     check = node.exit_watch()
