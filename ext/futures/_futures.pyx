@@ -8,7 +8,13 @@ C and makes a lock only for a thread that waits on an unset future. The GIL orde
 again before blocking; each woken waiter releases the lock for the next one.
 """
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.time cimport time as _now
+
+cdef extern from "Python.h":
+    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
+    object PyObject_GenericGetDict(object o, void* context)
 
 import logging
 import threading

@@ -13,14 +13,46 @@ def distance(child, host):
     return _distance(child, host)
 
 
+cdef object _ABSENT = object()
+# What the driver's search calls or reads on its classes, as imported: a class changed since (a
+# method replaced, a ``value`` property put on the tokens) is the driver's to search.
+cdef tuple _SEARCHED = tuple(
+    (cls, name, _type_lookup(cls, name)) for cls, name in (
+        (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (Murmur3Token, "from_key"),
+        (Murmur3Token, "hash_fn"), (Murmur3Token, "__init__"), (Murmur3Token, "__lt__"),
+        (Murmur3Token, "value")))
+
+
+cdef object _type_lookup(cls, str name):
+    found = _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
+    return <object>found if found is not NULL else _ABSENT
+
+
+cdef bint _search_is_the_drivers():
+    for cls, name, original in _SEARCHED:
+        if _type_lookup(cls, name) is not original:
+            return False
+    return True
+
+
+cdef object _token_value(token):
+    """The token's ``value`` from its instance dict (borrowed into a new reference), or None."""
+    cdef PyObject* found
+    attributes = PyObject_GenericGetDict(token, NULL)
+    found = PyDict_GetItem(attributes, "value")  # exact str keys: no Python code runs
+    return <object>found if found is not NULL else None
+
+
 cdef object _get_replicas(metadata, keyspace, routing_key):
-    # No Python code runs between reading the ring's length and the last token read (exact types only:
-    # the tokens' values are read from their instance dicts and compared as ints), so the ring cannot
-    # change under the search; the one call that may run Python code (the Token's hash) comes last.
+    # No Python code runs between reading the ring's length and the last token read (exact types and
+    # the driver's classes as imported; the tokens' values are read from their instance dicts and
+    # compared as ints), so the ring cannot change under the search; the one call that may run Python
+    # code (the Token's hash) comes last.
     cdef Py_ssize_t lo = 0, hi, mid
     cdef list ring
     token_map = metadata.token_map if type(metadata) is Metadata else None
     if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
+            or not _search_is_the_drivers()
             or type(routing_key) is not bytes or type(keyspace) is not str):
         return metadata.get_replicas(keyspace, routing_key)
     murmur3 = _metadata.murmur3
@@ -42,7 +74,7 @@ cdef object _get_replicas(metadata, keyspace, routing_key):
         token = ring[mid]
         if type(token) is not Murmur3Token:
             return metadata.get_replicas(keyspace, routing_key)
-        token_value = token.value
+        token_value = _token_value(token)
         if type(token_value) is not int:
             return metadata.get_replicas(keyspace, routing_key)
         if token_value < value:

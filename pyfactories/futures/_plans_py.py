@@ -26,15 +26,38 @@ def distance(child: Any, host: Any) -> Any:
     return child.distance(host)
 
 
+_ABSENT = object()
+
+
+def _type_lookup(cls: type, name: str) -> Any:
+    """What ``cls.name`` finds on the class and its bases, unbound (``_ABSENT`` for nothing)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return _ABSENT
+
+
+# What the driver's search calls or reads on its classes, as imported: a class changed since (a
+# method replaced, a ``value`` property put on the tokens) is the driver's to search.
+_SEARCHED = tuple((cls, name, _type_lookup(cls, name)) for cls, name in (
+    (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (Murmur3Token, "from_key"),
+    (Murmur3Token, "hash_fn"), (Murmur3Token, "__init__"), (Murmur3Token, "__lt__"), (Murmur3Token, "value")))
+
+
+def _search_is_the_drivers() -> bool:
+    return all(_type_lookup(cls, name) is original for cls, name, original in _SEARCHED)
+
+
 def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:
     """``metadata.get_replicas(keyspace, routing_key)``, the same list object. For the driver's own
     ``Metadata`` with a ``Murmur3Partitioner`` token map built for ``keyspace``, the key is hashed and
     the ring searched on the tokens' values, without a ``Token`` made per request and compared in Python;
     anything else (another token class, a map not built yet, a ring or token that is not the driver's
-    type) is the driver's call."""
+    type, a driver class whose search methods or token ``value`` were replaced) is the driver's call."""
     token_map = metadata.token_map if type(metadata) is Metadata else None
     if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
-            or type(routing_key) is not bytes or type(keyspace) is not str or _metadata.murmur3 is None):
+            or type(routing_key) is not bytes or type(keyspace) is not str or _metadata.murmur3 is None
+            or not _search_is_the_drivers()):
         return metadata.get_replicas(keyspace, routing_key)
     value = _metadata.murmur3(routing_key)  # first, as the driver hashes before it reads the map
     if type(value) is not int:
@@ -49,9 +72,12 @@ def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:
     while lo < hi:  # bisect_left(ring, Murmur3Token(value))
         mid = (lo + hi) // 2
         token = ring[mid]
-        if type(token) is not Murmur3Token or type(token.value) is not int:
+        if type(token) is not Murmur3Token:
             return metadata.get_replicas(keyspace, routing_key)
-        if token.value < value:
+        token_value = vars(token).get("value")  # (its class has no ``value`` of its own: checked above)
+        if type(token_value) is not int:
+            return metadata.get_replicas(keyspace, routing_key)
+        if token_value < value:
             lo = mid + 1
         else:
             hi = mid

@@ -516,6 +516,45 @@ def test_replicas_are_the_maps_own_list(spec):
         assert id(found) in lists and found is metadata.get_replicas("ks", key)
 
 
+def _changed_classes():
+    from cassandra.metadata import Metadata, TokenMap
+
+    def value_negated(monkeypatch):
+        monkeypatch.setattr(Murmur3Token, "value", property(
+            lambda self: -self.__dict__["value"], lambda self, v: self.__dict__.__setitem__("value", v)),
+            raising=False)
+
+    theirs = ["theirs"]
+    return {
+        "a value property": value_negated,
+        "Token.__lt__": lambda mp: mp.setattr(Token, "__lt__", lambda self, other: self.value > other.value),
+        "Murmur3Token.__init__": lambda mp: mp.setattr(
+            Murmur3Token, "__init__", lambda self, token: setattr(self, "value", token // 2)),
+        "Murmur3Token.hash_fn": lambda mp: mp.setattr(Murmur3Token, "hash_fn", classmethod(lambda cls, key: 0)),
+        "Murmur3Token.from_key": lambda mp: mp.setattr(
+            Murmur3Token, "from_key", classmethod(lambda cls, key: cls(len(key) * 10 ** 17))),
+        "TokenMap.get_replicas": lambda mp: mp.setattr(TokenMap, "get_replicas", lambda self, ks, token: theirs),
+        "Metadata.get_replicas": lambda mp: mp.setattr(Metadata, "get_replicas", lambda self, ks, key: theirs),
+    }
+
+
+@pytest.mark.parametrize("change", sorted(_changed_classes()))
+def test_a_changed_driver_class_is_searched_as_the_driver_searches(spec, monkeypatch, change):
+    """A search method or the tokens' ``value`` replaced on the driver's classes after import: the
+    same replicas as the driver's search, which calls them (no search of its own on the old ones)."""
+    metadata = _token_map({"values": [n * 10 ** 18 for n in range(-9, 10, 2)], "built": True, "lie": None,
+                           "plain": True})
+    keys = [bytes([n]) * n for n in range(1, 13)]
+    plain = [id(spec.get_replicas(metadata, "ks", key)) for key in keys]
+    _changed_classes()[change](monkeypatch)
+    theirs = [metadata.get_replicas("ks", key) for key in keys]
+    ours = [spec.get_replicas(metadata, "ks", key) for key in keys]
+    assert [id(found) for found in ours] == [id(found) for found in theirs]
+    assert [id(found) for found in ours] != plain  # (the change changes the answer: the check could fail)
+    monkeypatch.undo()
+    assert [id(spec.get_replicas(metadata, "ks", key)) for key in keys] == plain
+
+
 def test_replicas_of_a_built_murmur3_map_are_found_without_the_drivers_call(spec):
     """Only what it cannot search itself goes to ``Metadata.get_replicas`` (here: a keyspace not built)."""
     metadata = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
