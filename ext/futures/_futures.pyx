@@ -301,3 +301,4 @@ cdef class LeanCreate:
                  paging_state=None, host=None):
         return _create(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
                        timeout, execution_profile, paging_state, host)
+include "_concurrent.pxi"

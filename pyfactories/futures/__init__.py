@@ -17,7 +17,10 @@ speculative executions, timeouts), and less work per request:
 * finishing a request calls its callbacks without building a ``functools.partial`` for each;
 * with no speculative execution, its timeout timer is armed without asking the plan for one;
 * its message is the driver's, built without the class call; its plan's replicas are found in C;
-* a task awaiting it is woken by the future itself, without a callback.
+* a task awaiting it is woken by the future itself, without a callback;
+* the driver's ``execute_concurrent`` and ``execute_concurrent_with_args`` (and the session's methods
+  of those names) keep their books for such a session in C (:func:`execute_concurrent`), when they
+  return a list.
 
 Requests the driver builds in a way this module does not (a custom payload, ``execute_as``,
 batches, graph statements, continuous paging, the legacy execution parameters) go to the driver's
@@ -30,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cassandra.cluster import ResponseFuture
+from cassandra import concurrent as _concurrent
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture
 
 from .. import _support
 from .. import aio
@@ -43,7 +47,8 @@ if COMPILED:
 else:
     from . import _futures_py as _spec
 
-__all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "install", "uninstall", "is_installed"]
+__all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "execute_concurrent", "install", "uninstall",
+           "is_installed"]
 
 #: whether this driver's ``ResponseFuture`` is the one this module follows (cassandra-driver's)
 FUTURES_OURS = not _support.PROTOCOL_FEATURES
@@ -59,6 +64,7 @@ class LeanResponseFuture(ResponseFuture):
     add_callback = _spec.add_callback
     add_errback = _spec.add_errback
     add_callbacks = _spec.add_callbacks
+    result = _spec.result
     __await__ = await_response  # (pyfactories.aio)
 
 
@@ -66,6 +72,37 @@ aio._spec.wakes_itself(LeanResponseFuture)
 
 #: a session's ``_create_response_future`` giving :class:`LeanResponseFuture` s for the requests it builds
 LeanCreate = _spec.LeanCreate
+
+
+#: the driver's ``cassandra.concurrent.execute_concurrent``, as imported
+DRIVERS_EXECUTE_CONCURRENT = _concurrent.execute_concurrent
+
+
+def execute_concurrent(session: Any, statements_and_parameters: Any, concurrency: Any = 100,
+                       raise_on_first_error: Any = True, results_generator: Any = False,
+                       execution_profile: Any = EXEC_PROFILE_DEFAULT) -> Any:
+    """What ``install`` puts in ``cassandra.concurrent`` in place of the driver's function (which its
+    ``execute_concurrent_with_args`` and the session's methods of both names call): for a session with
+    the leaner futures and the results as a list, the same requests, callbacks and results with the
+    books kept in C (``pyfactories.futures._futures_py.ListResults``); anything else, the driver's."""
+    try:
+        ours = not results_generator and is_installed(session)
+    except Exception:  # noqa: BLE001 (not a session this module knows: the driver's, with its errors)
+        ours = False
+    if not ours:
+        return DRIVERS_EXECUTE_CONCURRENT(session, statements_and_parameters, concurrency, raise_on_first_error,
+                                          results_generator, execution_profile)
+    if concurrency <= 0:
+        raise ValueError("concurrency must be greater than 0")
+    if not statements_and_parameters:
+        return []
+    return _spec.ListResults(session, statements_and_parameters, execution_profile).execute(
+        concurrency, raise_on_first_error)
+
+
+def _route_concurrent_lists() -> None:
+    if _concurrent.execute_concurrent is DRIVERS_EXECUTE_CONCURRENT:
+        _concurrent.execute_concurrent = execute_concurrent
 
 
 def is_installed(session: Any) -> bool:
@@ -79,6 +116,7 @@ def install(session: Any) -> bool:
         return False
     if not is_installed(session):
         session._create_response_future = LeanCreate(session, LeanResponseFuture)
+    _route_concurrent_lists()
     return True
 
 

@@ -25,6 +25,8 @@ puts in their place, with the driver's semantics:
   ``PreparedStatement`` or a ``BoundStatement`` under execution profiles, without a custom payload
   (``execute_as`` is one) or continuous paging; the request gets a future of class ``future_class``
   (``pyfactories.futures.LeanResponseFuture``). Any other request goes to the driver's method.
+* :class:`ListResults`: the driver's ``execute_concurrent`` (and ``execute_concurrent_with_args``) with
+  the results as a list (``pyfactories.futures._concurrent_py``).
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ from cassandra.query import (
 
 from cassandra import ProtocolVersion
 
-from . import _plans_py
+from . import _concurrent_py, _plans_py
 
 # the plans' part of this twin, under the names the compiled module has
 distance, get_replicas, token_aware_plan = _plans_py.distance, _plans_py.get_replicas, _plans_py.token_aware_plan
 query_plan, timestamp = _plans_py.query_plan, _plans_py.timestamp
+ListResults, result_set, result = _concurrent_py.ListResults, _concurrent_py.result_set, _concurrent_py.result
 
 Once = threading.Event
 #: the driver's logger of these steps (the same records)

@@ -12,7 +12,8 @@ import time
 import pytest
 from cassandra import ConsistencyLevel, InvalidRequest, OperationTimedOut
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
-from cassandra.concurrent import execute_concurrent_with_args
+from cassandra import concurrent
+from cassandra.concurrent import execute_concurrent, execute_concurrent_with_args
 from cassandra.policies import ConstantSpeculativeExecutionPolicy, FallthroughRetryPolicy
 from cassandra.query import BatchStatement, SimpleStatement, named_tuple_factory, tuple_factory
 
@@ -186,6 +187,53 @@ def test_rows_pages_and_concurrent_as_the_drivers(sessions):
         ))
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[0][2]) == (ROWS + 3) // 4
+
+
+def _concurrent_outcome(call):
+    """What a helper answers (each result's success and rows, or its error's type and text), or raises."""
+    try:
+        results = call()
+    except Exception as exc:  # noqa: BLE001 (the driver's error, compared)
+        return "raised", type(exc).__name__, str(exc)
+    return [(ok, list(r) if ok else (type(r).__name__, str(r))) for ok, r in results]
+
+
+def test_the_drivers_concurrent_helpers_as_the_drivers(sessions, monkeypatch):
+    """``execute_concurrent`` and ``execute_concurrent_with_args`` (the module's and the session's): the
+    same results in the same order, the same errors in their places, the same error raised first when
+    failing fast; on our session through our executor, on the driver's through the driver's."""
+    ours, driver = sessions
+    assert concurrent.execute_concurrent is futures.execute_concurrent  # (installed with the futures)
+    listing = futures._spec.ListResults
+    outcomes = []
+    for session in sessions:
+        prepared = session.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")
+        mixed = [(prepared, (c,)) for c in range(ROWS)]
+        mixed[3] = (f"SELECT nothing FROM {KEYSPACE}.kv", None)
+        mixed[17] = (prepared, ("not an int",))
+        outcomes.append((
+            _concurrent_outcome(lambda: execute_concurrent_with_args(session, prepared, [(c,) for c in range(ROWS)],
+                                                                     concurrency=7)),
+            _concurrent_outcome(lambda: session.execute_concurrent_with_args(prepared, [(c,) for c in range(ROWS)],
+                                                                             concurrency=1)),
+            _concurrent_outcome(lambda: execute_concurrent(session, mixed, concurrency=5, raise_on_first_error=False)),
+            _concurrent_outcome(lambda: execute_concurrent(session, iter(mixed), concurrency=50)),
+            _concurrent_outcome(lambda: session.execute_concurrent(mixed[4:], raise_on_first_error=False,
+                                                                   execution_profile="other")),
+            _concurrent_outcome(lambda: list(execute_concurrent(session, mixed, raise_on_first_error=False,
+                                                                results_generator=True))),
+        ))
+    assert outcomes[0] == outcomes[1]
+    assert [ok for ok, _ in outcomes[0][2]] == [c not in (3, 17) for c in range(ROWS)]
+    assert outcomes[0][3][0] == "raised"
+    made = []
+    monkeypatch.setattr(futures._spec, "ListResults", lambda *args: made.append(args[0]) or listing(*args))
+    for session in sessions:
+        prepared = session.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")
+        assert _concurrent_outcome(lambda: execute_concurrent_with_args(session, prepared, [(1,)])) == [
+            (True, list(session.execute(prepared, (1,))))]
+        session.execute_concurrent([(prepared, (1,))])
+    assert made == [ours, ours]
 
 
 def test_callbacks_from_the_event_loop_and_waiting_threads(sessions):

@@ -1,0 +1,174 @@
+# Included by _futures.pyx: pyfactories.futures._concurrent_py's ListResults (its docstring is the
+# specification), with its bookkeeping in C: counters and the results' places in the object, the
+# session's reentrant lock taken without Python code, the caller woken through a lock of its own, and
+# the driver's ExecutionResult made as the tuple its __new__ makes, without running its Python code.
+
+from abc import get_cache_token as _abc_cache_token
+from collections.abc import Mapping as _Mapping
+
+from cassandra import cluster as _cluster
+from cassandra import concurrent as _concurrent
+from cassandra.cluster import ResultSet
+
+cdef object _RLock = threading.RLock
+cdef object _tuple_new = tuple.__new__
+cdef object _range = range
+cdef object _EXECUTION_RESULT = _concurrent.ExecutionResult
+# the namedtuple's own __new__ and __init__ as imported: replaced ones run as the driver would run them
+cdef object _EXECUTION_RESULT_NEW = _type_lookup(_EXECUTION_RESULT, "__new__")
+cdef object _EXECUTION_RESULT_INIT = _type_lookup(_EXECUTION_RESULT, "__init__")
+
+
+# What ResultSet(future, rows) runs, as imported: replaced, it is called as the driver calls it.
+cdef object _RESULT_SET_NEW = _type_lookup(ResultSet, "__new__")
+cdef object _RESULT_SET_INIT = _type_lookup(ResultSet, "__init__")
+cdef object _RESULT_SET_ROWS = _type_lookup(ResultSet, "_set_current_rows")
+cdef object _object_new = object.__new__
+cdef object _abc_token = None  # the ABC registrations under which _rows_not_mappings was last found
+cdef bint _rows_not_mappings = False
+
+
+cdef bint _plain_rows() except -1:
+    global _abc_token, _rows_not_mappings
+    token = _abc_cache_token()
+    if token != _abc_token:
+        _rows_not_mappings = not isinstance([], _Mapping) and not isinstance(None, _Mapping)
+        _abc_token = token
+    return _rows_not_mappings
+
+
+cdef object _result_set(cls, future, rows):
+    if (cls is not ResultSet or not (rows is None or type(rows) is list)
+            or _type_lookup(ResultSet, "__new__") is not _RESULT_SET_NEW
+            or _type_lookup(ResultSet, "__init__") is not _RESULT_SET_INIT
+            or _type_lookup(ResultSet, "_set_current_rows") is not _RESULT_SET_ROWS or not _plain_rows()):
+        return cls(future, rows)
+    made = _object_new(ResultSet)
+    made.response_future = future
+    made.column_names = future._col_names
+    made.column_types = future._col_types
+    made._current_rows = [] if rows is None else rows
+    made._page_iter = None
+    made._list_mode = False
+    return made
+
+
+def result_set(cls, future, rows):
+    """``pyfactories.futures._futures_py.result_set``."""
+    return _result_set(cls, future, rows)
+
+
+def result(future):
+    """``pyfactories.futures._futures_py.result``."""
+    future._event.wait()
+    final = future._final_result
+    if final is not _NOT_SET:
+        return _result_set(_cluster.ResultSet, future, final)
+    raise future._final_exception
+
+
+cdef object _execution_result(bint success, result):
+    """``cassandra.concurrent.ExecutionResult(success, result)``, looked up when called, as the driver does."""
+    cls = _concurrent.ExecutionResult
+    if (cls is _EXECUTION_RESULT and _type_lookup(cls, "__new__") is _EXECUTION_RESULT_NEW
+            and _type_lookup(cls, "__init__") is _EXECUTION_RESULT_INIT):
+        return _tuple_new(cls, (success, result))
+    return cls(success, result)
+
+
+cdef class ListResults:
+    """``pyfactories.futures._concurrent_py.ListResults``."""
+
+    cdef readonly object session
+    cdef object _statements, _profile, _lock, _wake, _exception, _fail_fast
+    cdef list _results
+    cdef Py_ssize_t _finished, _sent, _depth
+    cdef bint _waiting
+
+    def __cinit__(self, session, statements_and_params, execution_profile):
+        self.session = session
+        self._statements = enumerate(iter(statements_and_params))
+        self._profile = execution_profile
+        self._lock = _RLock()
+        self._wake = allocate_lock()  # held; released for the caller waiting in _wait
+        self._wake.acquire()
+        self._results = []
+        self._exception = None
+        self._fail_fast = False
+
+    def execute(self, concurrency, fail_fast):
+        self._exception = None
+        self._fail_fast = fail_fast
+        self._results = []
+        self._finished = self._sent = 0
+        with self._lock:
+            for _ in _range(concurrency):
+                if not self._execute_next():
+                    break
+        return self._wait()
+
+    cdef object _execute_next(self):
+        try:
+            (idx, (statement, params)) = next(self._statements)
+            self._sent += 1
+            self._results.append(None)  # its place, filled when it finishes
+            self._execute(idx, statement, params)
+            return True
+        except StopIteration:
+            return None
+
+    cdef _execute(self, idx, statement, params):
+        self._depth += 1
+        try:
+            future = self.session.execute_async(statement, params, execution_profile=self._profile)
+            args = (future, idx)
+            future.add_callbacks(callback=self._on_success, callback_args=args,
+                                 errback=self._on_error, errback_args=args)
+        except Exception as exc:
+            if self._depth < _concurrent.ConcurrentExecutorListResults.max_error_recursion:
+                self._put(exc, idx, False)
+            else:  # deep in a chain of requests that raise: the next one from another thread
+                self.session.submit(self._put_result, exc, idx, False)
+        self._depth -= 1
+
+    def _on_success(self, result, future, idx):
+        future.clear_callbacks()
+        self._put(_result_set(_concurrent.ResultSet, future, result), idx, True)
+
+    def _on_error(self, result, future, idx):
+        self._put(result, idx, False)
+
+    def _put_result(self, result, idx, success):
+        self._put(result, idx, success)
+
+    cdef _put(self, result, idx, bint success):
+        self._results[idx] = _execution_result(success, result)
+        with self._lock:
+            self._finished += 1
+            if not success and self._fail_fast:
+                if not self._exception:
+                    self._exception = result
+                self._notify()
+            elif not self._execute_next() and self._finished == self._sent:
+                self._notify()
+
+    cdef _notify(self):
+        if self._waiting:
+            self._waiting = False
+            self._wake.release()
+
+    cdef list _wait(self):
+        with self._lock:
+            while self._finished < self._sent:
+                # Condition.wait: the lock let go (however often this thread holds it) until woken
+                self._waiting = True
+                saved = self._lock._release_save()
+                try:
+                    self._wake.acquire()
+                finally:
+                    self._lock._acquire_restore(saved)
+                if self._exception and self._fail_fast:
+                    raise self._exception
+        if self._exception and self._fail_fast:
+            raise self._exception
+        return self._results

@@ -1,0 +1,313 @@
+"""``execute_concurrent`` with its results as a list, compiled (``c``) and pure Python (``py``), against the
+driver's own ``ConcurrentExecutorListResults`` on the same scripted session: the same requests in the same
+order, the same calls on the futures, the same results or the same error raised; and the routing that sends
+only the sessions with the leaner futures to it. The server's side is in tests/integration/test_futures.py."""
+
+from __future__ import annotations
+
+import importlib
+import queue
+import subprocess
+import sys
+import threading
+
+import pytest
+from cassandra import concurrent
+from cassandra.cluster import _NOT_SET, ResultSet
+from cassandra.concurrent import ExecutionResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyfactories import futures
+
+MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
+DRIVERS = concurrent.ConcurrentExecutorListResults  # the driver's own class
+PROFILE = object()
+
+
+@pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
+def spec(request):
+    return importlib.import_module(MODULES[request.param])
+
+
+class Failed(Exception):
+    """An error a request ends with (or ``execute_async`` raises), compared by its text."""
+
+    def __eq__(self, other):
+        return type(other) is Failed and other.args == self.args
+
+    __hash__ = Exception.__hash__
+
+
+class Falsy(Failed):
+    """An error whose truth is False: the driver keeps looking for the first one that is true."""
+
+    def __bool__(self):
+        return False
+
+
+class Future:
+    """A request's future: completes at once (``now``), or later on the session's IO thread."""
+
+    _col_names = ["v"]
+    _col_types = [None]
+    has_more_pages = False
+
+    def __init__(self, session, outcome):
+        self.session, self.outcome = session, outcome
+
+    def add_callbacks(self, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
+                      errback_kwargs=None):
+        self.session.log.append(("add_callbacks", callback_args[1], errback_args[1], callback_kwargs, errback_kwargs))
+        kind, value = self.outcome
+        done = (callback, value, callback_args) if kind == "ok" else (errback, value, errback_args)
+        if self.session.now:
+            done[0](done[1], *done[2])
+        else:
+            self.session.io.put(done)
+
+    def clear_callbacks(self):
+        self.session.log.append(("clear_callbacks", self.outcome))
+
+
+class Session:
+    """Answers each statement as its script says: ``ok`` rows, an ``error`` the future ends with, or an
+    exception ``raise`` d by ``execute_async``; ``submit`` runs on a thread of its own, as the driver's."""
+
+    def __init__(self, now):
+        self.now, self.log, self.io = now, [], queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._io, daemon=True)
+        self.thread.start()
+        self.submitted = []
+
+    def _io(self):
+        while (done := self.io.get()) is not None:
+            done[0](done[1], *done[2])
+
+    def execute_async(self, statement, params, execution_profile=None):
+        self.log.append(("execute_async", statement, params, execution_profile))
+        kind, value = params
+        if kind == "raise":
+            raise value
+        return Future(self, params)
+
+    def submit(self, fn, *args):
+        self.log.append(("submit", args[1]))
+        thread = threading.Thread(target=fn, args=args)
+        self.submitted.append(thread)
+        thread.start()
+
+    def close(self):
+        self.io.put(None)
+        self.thread.join(10)
+        for thread in self.submitted:
+            thread.join(10)
+
+
+def _outcome(results):
+    return [(r.success, list(r.result_or_exc) if isinstance(r.result_or_exc, ResultSet) else r.result_or_exc)
+            for r in results]
+
+
+def run(executor_class, script, concurrency, fail_fast, now):
+    """What ``execute_concurrent`` answers (or raises) with ``executor_class``, and the session's log."""
+    session = Session(now)
+    try:
+        statements = [(f"statement {i}", step) for i, step in enumerate(script)]
+        executor = executor_class(session, iter(statements), PROFILE)
+        try:
+            answer = ("results", _outcome(executor.execute(concurrency, fail_fast)))
+        except Exception as exc:  # noqa: BLE001 (the driver's error, compared)
+            answer = ("raised", exc)
+    finally:
+        session.close()
+    return answer, session.log
+
+
+steps = st.one_of(
+    st.builds(lambda n: ("ok", [(n,)]), st.integers(0, 99)),
+    st.builds(lambda n: ("error", Failed(n)), st.integers(0, 9)),
+    st.builds(lambda n: ("error", Falsy(n)), st.integers(0, 9)),
+    st.builds(lambda n: ("raise", Failed(f"raised {n}")), st.integers(0, 9)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=st.lists(steps, max_size=25), concurrency=st.integers(1, 6), fail_fast=st.booleans(),
+       now=st.booleans())
+def test_the_same_requests_and_results_as_the_drivers(spec, script, concurrency, fail_fast, now):
+    theirs, their_log = run(DRIVERS, script, concurrency, fail_fast, now)
+    ours, our_log = run(spec.ListResults, script, concurrency, fail_fast, now)
+    assert ours == theirs
+    if now or not fail_fast:  # (failing fast, what is sent after the error depends on the threads' timing)
+        assert our_log == their_log
+
+
+@pytest.mark.parametrize("now", [True, False], ids=["at-once", "later"])
+def test_a_long_chain_of_requests_that_raise_goes_on_from_another_thread(spec, now):
+    """Every ``execute_async`` raises: past the driver's recursion limit the next one is handed to
+    ``session.submit``, as the driver does, and every result still arrives in its place."""
+    script = [("raise", Failed(i)) for i in range(3 * DRIVERS.max_error_recursion)] + [("ok", [(1,)])]
+    theirs, their_log = run(DRIVERS, script, 1, False, now)
+    ours, our_log = run(spec.ListResults, script, 1, False, now)
+    assert ours == theirs and our_log == their_log
+    assert any(entry[0] == "submit" for entry in our_log)
+    assert ours[1][-1] == (True, [(1,)]) and len(ours[1]) == len(script)
+
+
+def test_results_are_the_drivers_types(spec):
+    answer = spec.ListResults(Session(True), iter([("s", ("ok", [(1,)])), ("s", ("error", Failed(2)))]), PROFILE)
+    results = answer.execute(2, False)
+    assert [type(r) for r in results] == [ExecutionResult, ExecutionResult]
+    assert type(results[0].result_or_exc) is ResultSet and results[1] == (False, Failed(2))
+
+
+def test_a_replaced_execution_result_is_called_as_the_driver_calls_it(spec, monkeypatch):
+    made = []
+
+    class Mine(ExecutionResult):
+        def __new__(cls, success, result_or_exc):
+            made.append(success)
+            return super().__new__(cls, success, result_or_exc)
+
+    monkeypatch.setattr(concurrent, "ExecutionResult", Mine)
+    results = spec.ListResults(Session(True), iter([("s", ("ok", [(1,)])), ("s", ("error", Failed(2)))]),
+                               PROFILE).execute(1, False)
+    assert made == [True, False] and [type(r) for r in results] == [Mine, Mine]
+    monkeypatch.setattr(ExecutionResult, "__new__", lambda cls, success, result: ("replaced", success))
+    monkeypatch.setattr(concurrent, "ExecutionResult", ExecutionResult)
+    assert spec.ListResults(Session(True), iter([("s", ("ok", [(1,)]))]), PROFILE).execute(1, False) == [
+        ("replaced", True)]
+
+
+def test_statements_that_are_not_pairs_raise_as_the_drivers(spec):
+    """The same error (the same text too where both are compiled: the interpreter words it otherwise)."""
+    for bad in ([("s", ("ok", []), "extra")], [None]):
+        errors = []
+        for executor in (DRIVERS, spec.ListResults):
+            with pytest.raises(Exception) as raised:
+                executor(Session(True), iter(bad), PROFILE).execute(2, True)
+            errors.append((type(raised.value), str(raised.value)))
+        assert errors[0][0] == errors[1][0]
+        if spec.__name__ == MODULES["c"]:
+            assert errors[0] == errors[1]
+
+
+class Counting:
+    """``execute_concurrent``'s executors, counted: which one each call used."""
+
+    def __init__(self, monkeypatch, spec):
+        self.ours = self.drivers = 0
+        made = spec.ListResults
+
+        def ours(*args):
+            self.ours += 1
+            return made(*args)
+
+        drivers_init = DRIVERS.__init__
+
+        def drivers(executor, *args):
+            self.drivers += 1
+            drivers_init(executor, *args)
+
+        monkeypatch.setattr(futures._spec, "ListResults", ours)
+        monkeypatch.setattr(DRIVERS, "__init__", drivers)  # (a subclass would break the driver's super() calls)
+
+
+def test_only_lists_of_sessions_with_the_leaner_futures_are_ours(monkeypatch):
+    """The function put in ``cassandra.concurrent``: ours for a session with the leaner futures and the
+    results as a list; the driver's for any other session, for a generator of results, and for an
+    object that is not a session at all (with the driver's errors)."""
+    monkeypatch.setattr(futures, "is_installed", lambda session: session.lean)
+    count = Counting(monkeypatch, futures._spec)
+    lean, plain = Session(True), Session(True)
+    lean.lean, plain.lean = True, False
+    statements = [("s", ("ok", [(1,)])), ("s", ("error", Failed(2)))]
+    for session in (lean, plain):
+        assert _outcome(futures.execute_concurrent(session, statements, raise_on_first_error=False)) == [
+            (True, [(1,)]), (False, Failed(2))]
+    assert (count.ours, count.drivers) == (1, 1)
+    assert [ok for ok, _ in futures.execute_concurrent(lean, statements, 2, False, True)] == [True, False]
+    assert (count.ours, count.drivers) == (1, 1)  # (a generator: the driver's own executor, not counted here)
+    with pytest.raises(AttributeError):
+        futures.execute_concurrent(object(), statements)
+
+
+@pytest.mark.parametrize("concurrency", [0, -1])
+def test_a_concurrency_below_one_is_the_drivers_error(monkeypatch, concurrency):
+    monkeypatch.setattr(futures, "is_installed", lambda session: True)
+    errors = []
+    for execute in (futures.execute_concurrent, futures.DRIVERS_EXECUTE_CONCURRENT):
+        with pytest.raises(ValueError) as raised:
+            execute(Session(True), [("s", ("ok", []))], concurrency)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
+    assert futures.execute_concurrent(Session(True), [], 0 if False else 5) == []
+
+
+def test_install_routes_the_drivers_helper_once(monkeypatch):
+    monkeypatch.setattr(concurrent, "execute_concurrent", futures.DRIVERS_EXECUTE_CONCURRENT)
+    futures._route_concurrent_lists()
+    assert concurrent.execute_concurrent is futures.execute_concurrent
+    futures._route_concurrent_lists()
+    assert concurrent.execute_concurrent is futures.execute_concurrent
+
+
+class Answered:
+    """A finished future, as ``ResultSet`` reads one."""
+
+    _col_names = ["a", "b"]
+    _col_types = [int, str]
+    has_more_pages = False
+
+
+@pytest.mark.parametrize("rows", [[(1, "x")], [], None, ((1, "x"),), {"a": 1}, {}, 0, 7, iter([(2, "y")]), "ab"],
+                         ids=["list", "empty", "none", "tuple", "mapping", "empty-mapping", "zero", "int", "iterator",
+                              "str"])
+def test_result_sets_as_the_drivers(spec, rows):
+    """The same object state, attribute for attribute and in the same order (rows that are not a list
+    or None are the driver's call)."""
+    future = Answered()
+    theirs, ours = ResultSet(future, rows), spec.result_set(ResultSet, future, rows)
+    assert type(ours) is ResultSet
+    assert list(vars(ours).items()) == list(vars(theirs).items())
+
+
+def test_a_replaced_result_set_step_is_called(spec, monkeypatch):
+    steps = []
+    drivers = ResultSet._set_current_rows
+    monkeypatch.setattr(ResultSet, "_set_current_rows", lambda self, rows: steps.append(rows) or drivers(self, rows))
+    rows = [(1, "x")]
+    assert spec.result_set(ResultSet, Answered(), rows).current_rows is rows and steps == [rows]
+
+    class Mine(ResultSet):
+        pass
+
+    assert type(spec.result_set(Mine, Answered(), rows)) is Mine
+
+
+@pytest.mark.parametrize("module", sorted(MODULES.values()))
+def test_a_list_registered_as_a_mapping_later_is_one_row(module):
+    """``ResultSet`` takes a mapping as one row; a registration made after the first result (any ABC
+    registration is seen) is followed, as the driver follows it."""
+    code = (f"import collections.abc, importlib; from cassandra.cluster import ResultSet\n"
+            f"spec = importlib.import_module({module!r})\n"
+            "class F:\n _col_names = _col_types = None\n"
+            "rows = [(1,)]\n"
+            "assert spec.result_set(ResultSet, F(), rows).current_rows is rows\n"
+            "collections.abc.Mapping.register(list)\n"
+            "ours, theirs = spec.result_set(ResultSet, F(), rows), ResultSet(F(), rows)\n"
+            "assert ours.current_rows == theirs.current_rows == [rows], ours.current_rows\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_lean_futures_give_result_sets_as_the_drivers():
+    future = futures.LeanResponseFuture.__new__(futures.LeanResponseFuture)
+    future._event, future._col_names, future._col_types = threading.Event(), ["a"], [int]
+    future._event.set()
+    future._final_result = [(1,)]
+    assert list(vars(future.result()).items()) == list(vars(ResultSet(future, [(1,)])).items())
+    future._final_result, future._final_exception = _NOT_SET, Failed(3)
+    with pytest.raises(Failed):
+        future.result()
