@@ -1,10 +1,17 @@
 # cython: language_level=3
-"""The coalesced write queue's per-request steps in C: :func:`pyfactories.connection._writes_py.push` and
-:func:`pyfactories.connection._writes_py.take` (their pure-Python twins, which document them), methods of
+"""The coalesced write queue's per-request steps in C: :func:`pyfactories.connection._writes_py.push`,
+:func:`pyfactories.connection._writes_py.take` and :func:`pyfactories.connection._writes_py.wake_loop` (their
+pure-Python twins, which document them), the first two methods of
 :class:`pyfactories.connection._writes_py.CoalescedWrites`."""
 
 from cpython.number cimport PyNumber_AsSsize_t
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.pythread cimport PyThread_get_thread_ident
+
+import threading
+
+cdef extern from "Python.h":
+    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
 
 try:
     from cassandra.io import libevreactor
@@ -25,10 +32,40 @@ def push(self, data):
     finally:
         lock.release()
     if wake:
-        loop = libevreactor._global_loop
-        thread = loop._thread
-        if thread is None or thread.ident != PyThread_get_thread_ident():
-            loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+        _wake_loop(libevreactor._global_loop)
+
+
+cdef object _Thread = threading.Thread
+cdef object _THREAD_IDENT = _type_lookup(threading.Thread, "ident")  # the property, as imported
+cdef object _LibevLoop = None if libevreactor is None else libevreactor.LibevLoop
+cdef object _LOOP_NOTIFY = None if libevreactor is None else _type_lookup(_LibevLoop, "notify")
+
+
+cdef object _type_lookup(cls, str name):
+    found = _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
+    return <object>found if found is not NULL else None
+
+
+cdef void _wake_loop(loop) except *:
+    # The driver's own Thread and LibevLoop are read and woken without the Python code of the
+    # ``ident`` property and of ``notify`` (what they run: ``_ident``, ``_notifier.send()``).
+    thread = loop._thread
+    if thread is not None:
+        if type(thread) is _Thread and _type_lookup(_Thread, "ident") is _THREAD_IDENT:
+            ident = thread._ident
+        else:
+            ident = thread.ident
+        if ident == PyThread_get_thread_ident():
+            return  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+    if type(loop) is _LibevLoop and _type_lookup(_LibevLoop, "notify") is _LOOP_NOTIFY:
+        loop._notifier.send()
+    else:
+        loop.notify()
+
+
+def wake_loop(loop):
+    """:func:`pyfactories.connection._writes_py.wake_loop`."""
+    _wake_loop(loop)
 
 
 def take(self, cap):

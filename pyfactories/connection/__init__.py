@@ -44,6 +44,7 @@ from ._encoding_py import ENCODE_OURS
 from ._framing_py import DISPATCH_OURS
 from ._timers_py import INF, TimerHandle
 from ._writes_py import CoalescedAsyncioWrites, CoalescedWrites
+from ._writes_py import _wake_loop as wake_loop
 
 __all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioConnection", "cluster_options"]
 
@@ -74,9 +75,7 @@ class LibevTimers:
         self._prepare.start()
 
     def _wake(self, deadline: float) -> None:
-        thread = self.loop._thread
-        if thread is None or thread.ident != threading.get_ident():
-            self.loop.notify()  # on the loop's thread the prepare watcher arms it before the loop blocks
+        wake_loop(self.loop)  # (not on the loop's thread: its prepare watcher arms it before the loop blocks)
 
     def _before_wait(self, _prepare: Any) -> None:
         service = self.service

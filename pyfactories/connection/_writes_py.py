@@ -64,10 +64,15 @@ def push(self: Any, data: bytes) -> None:
         wake = not queue
         queue.append(data)
     if wake:
-        loop = libevreactor._global_loop
-        thread = loop._thread
-        if thread is None or thread.ident != threading.get_ident():
-            loop.notify()  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+        wake_loop(libevreactor._global_loop)
+
+
+def wake_loop(loop: Any) -> None:
+    """``loop.notify()`` (the driver's libev loop: an ``ev_async_send``), unless called on the loop's
+    thread, whose prepare watcher sees what was queued before the loop blocks."""
+    thread = loop._thread
+    if thread is None or thread.ident != threading.get_ident():
+        loop.notify()
 
 
 def take(self: Any, cap: int) -> Any:
@@ -90,10 +95,10 @@ def take(self: Any, cap: int) -> Any:
     return b"".join(parts) if len(parts) > 1 else data
 
 
-if COMPILED:  # the same two steps compiled
-    from ._writes import push as _push, take as _take_next
+if COMPILED:  # the same steps compiled
+    from ._writes import push as _push, take as _take_next, wake_loop as _wake_loop
 else:
-    _push, _take_next = push, take
+    _push, _take_next, _wake_loop = push, take, wake_loop
 
 
 

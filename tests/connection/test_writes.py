@@ -512,3 +512,58 @@ def make_plain():
     if hasattr(AsyncioConnection, "_setup_ssl_and_run"):  # scylla-driver's __init__ says whether it uses TLS
         conn._using_ssl = False
     return conn
+
+
+class CountedNotifier:
+    """A libev loop's ``_notifier``: its ``send`` (``ev_async_send``) counted."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self) -> None:
+        self.sent += 1
+
+
+@pytest.fixture(params=["c", "py"])
+def wake_loop(request):
+    """``wake_loop``, compiled (``c``) and its pure-Python twin (``py``)."""
+    from pyfactories.connection import _writes
+
+    return {"c": _writes.wake_loop, "py": _writes_py.wake_loop}[request.param]
+
+
+def _woken(wake, loop) -> int:
+    before = loop._notifier.sent
+    wake(loop)
+    return loop._notifier.sent - before
+
+
+def test_the_drivers_loop_is_woken_from_other_threads_only(wake_loop):
+    """The driver's own ``LibevLoop`` and ``Thread``: woken as its ``notify`` wakes it (its notifier's
+    ``send``), unless on the loop's thread (the thread's ``ident``, whatever it says)."""
+    loop = libevreactor.LibevLoop()
+    loop._notifier = CountedNotifier()
+    assert _woken(wake_loop, loop) == 1  # no loop thread yet
+    other = threading.Thread(target=lambda: None)
+    other.start()
+    other.join()
+    loop._thread = other
+    assert _woken(wake_loop, loop) == 1
+    other._ident = threading.get_ident()  # (what the ``ident`` property reads)
+    assert _woken(wake_loop, loop) == 0
+    loop._thread = threading.current_thread()  # the main thread's class is not exactly ``Thread``
+    assert _woken(wake_loop, loop) == 0
+
+
+def test_a_replaced_notify_or_ident_is_called(wake_loop, monkeypatch):
+    loop = libevreactor.LibevLoop()
+    loop._notifier = CountedNotifier()
+    notified = []
+    monkeypatch.setattr(libevreactor.LibevLoop, "notify", lambda self: notified.append(self))
+    wake_loop(loop)
+    assert notified == [loop] and loop._notifier.sent == 0
+    other = threading.Thread(target=lambda: None)
+    monkeypatch.setattr(threading.Thread, "ident", property(lambda self: threading.get_ident()))
+    loop._thread = other
+    wake_loop(loop)
+    assert notified == [loop]  # its ``ident`` says it is this thread: nothing to wake
