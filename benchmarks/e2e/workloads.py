@@ -38,6 +38,7 @@ class Workload:
     in_flight: int = 1      # 1 = sequential session.execute
     fetch_size: int | None = None
     request_timeout: float | None = None  # None: the session's own (``dataset.CONNECT_OPTIONS``)
+    helper: bool = False    # through the driver's execute_concurrent (results as a list), not callback chains
 
     @property
     def schema(self) -> tuple[str, ...]:
@@ -49,6 +50,8 @@ class Workload:
     def pattern(self) -> str:
         """The execution pattern (``profiling.harness.patterns``) that runs it: ``sync`` for one request in
         flight, else ``callback_full_pipeline`` with ``in_flight`` chains."""
+        if self.helper:
+            return "execute_concurrent_list"
         return "sync" if self.in_flight <= 1 else "callback_full_pipeline"
 
 
@@ -70,7 +73,32 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
     *(Workload(f"insert{n}", f"prepared 10-column INSERTs, {n:,} in flight, the driver's default timeout",
                inserts.INSERT, "inserts", 0, 10, n, request_timeout=DRIVER_DEFAULT_TIMEOUT_S)
       for n in (1, 50, 1000)),
+    Workload("insert50_list", "prepared 10-column INSERTs through the driver's execute_concurrent, 50 in flight",
+             inserts.INSERT, "inserts", 0, 10, 50, helper=True),
 )}
+
+
+def execute_concurrent_list(ctx: Context, ops: range) -> None:
+    """The driver's ``execute_concurrent`` with its results as a list (as ``execute_concurrent_with_args``
+    gives them), ``concurrency`` in flight, each statement bound as the helper takes it; the function
+    looked up in ``cassandra.concurrent`` when called, where an enabled session's calls are routed."""
+    from cassandra import concurrent
+
+    def statements() -> Any:
+        for i in ops:
+            ctx.tally.sending()
+            yield ctx.request(i), None
+
+    for ok, result in concurrent.execute_concurrent(ctx.session, statements(), concurrency=ctx.concurrency,
+                                                     raise_on_first_error=False):
+        if ok:
+            ctx.tally.success(result)
+        else:
+            ctx.failed(result)
+
+
+#: the bodies of the patterns only the workloads here run
+BODIES = {"execute_concurrent_list": execute_concurrent_list}
 
 
 def _params(kind: str, seed: int = 4) -> list[tuple]:
@@ -102,7 +130,7 @@ class Runner:
             stmt.fetch_size = w.fetch_size
         driver_bind = PreparedStatement.bind if isinstance(stmt, PreparedStatement) else type(stmt).bind
         self._stmt, self._params, self._driver_bind = stmt, _params(w.keys), driver_bind
-        self.session, self.workload, self.body = session, w, PATTERNS[w.pattern].body
+        self.session, self.workload, self.body = session, w, (BODIES.get(w.pattern) or PATTERNS[w.pattern].body)
         self.request = self._requests()
         self.next_op = 0
 

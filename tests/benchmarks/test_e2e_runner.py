@@ -88,3 +88,27 @@ def test_each_measurement_binds_as_the_session_binds_then():
     assert runner.binder() is Statement.bind
     runner.measure(2, "tuple")
     assert session.sent == _params(w.keys)[:4]
+
+
+def test_the_helpers_workload_goes_through_the_drivers_function_as_looked_up_then(monkeypatch):
+    """``insert50_list``: the statements, bound in turn, through ``cassandra.concurrent.execute_concurrent``
+    as it is when the measurement runs (where ``pyfactories.enable`` routes a session's calls), 50 in
+    flight, the results as a list; a failed one stops the measurement with its reason."""
+    from cassandra import concurrent
+
+    w = bench_e2e.WORKLOADS["insert50_list"]
+    calls = []
+
+    def execute_concurrent(session, statements, concurrency, raise_on_first_error):
+        calls.append((session, concurrency, raise_on_first_error, list(statements)))
+        return [concurrent.ExecutionResult(True, SimpleNamespace(current_rows=[])) for _ in calls[-1][3]]
+
+    monkeypatch.setattr(concurrent, "execute_concurrent", execute_concurrent)
+    session = Session(0)
+    runner = bench_e2e.Runner(session, w)
+    assert runner.measure(7, "tuple")[2] == 0
+    assert calls == [(session, 50, False, [(params, None) for params in _params(w.keys)[:7]])]
+    monkeypatch.setattr(concurrent, "execute_concurrent", lambda session, statements, **_: [
+        concurrent.ExecutionResult(False, RuntimeError("server said no")) for _ in statements])
+    with pytest.raises(RuntimeError, match=r"insert50_list/tuple: 3 of 3 queries failed"):
+        runner.measure(3, "tuple")
