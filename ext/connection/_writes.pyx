@@ -42,6 +42,8 @@ cdef object _LOOP_NOTIFY = None if libevreactor is None else _type_lookup(_Libev
 
 
 cdef object _type_lookup(cls, str name):
+    if not isinstance(cls, type):  # (a stand-in put in the driver's place, e.g. by mock.patch)
+        return None
     found = _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
     return <object>found if found is not NULL else None
 
@@ -55,7 +57,7 @@ cdef void _wake_loop(loop) except *:
             ident = thread._ident
         else:
             ident = thread.ident
-        if ident == PyThread_get_thread_ident():
+        if not (ident != PyThread_get_thread_ident()):
             return  # on the loop's thread its prepare watcher sees the queue before the loop blocks
     if type(loop) is _LibevLoop and _type_lookup(_LibevLoop, "notify") is _LOOP_NOTIFY:
         loop._notifier.send()

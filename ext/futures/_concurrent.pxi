@@ -38,7 +38,7 @@ cdef bint _plain_rows() except -1:
 
 
 cdef object _result_set(cls, future, rows):
-    if (cls is not ResultSet or not (rows is None or type(rows) is list)
+    if (cls is not ResultSet or _RESULT_SET_NEW is _ABSENT or not (rows is None or type(rows) is list)
             or _type_lookup(ResultSet, "__new__") is not _RESULT_SET_NEW
             or _type_lookup(ResultSet, "__init__") is not _RESULT_SET_INIT
             or _type_lookup(ResultSet, "_set_current_rows") is not _RESULT_SET_ROWS or not _plain_rows()):
@@ -70,7 +70,8 @@ def result(future):
 cdef object _execution_result(bint success, result):
     """``cassandra.concurrent.ExecutionResult(success, result)``, looked up when called, as the driver does."""
     cls = _concurrent.ExecutionResult
-    if (cls is _EXECUTION_RESULT and _type_lookup(cls, "__new__") is _EXECUTION_RESULT_NEW
+    if (cls is _EXECUTION_RESULT and _EXECUTION_RESULT_NEW is not _ABSENT
+            and _type_lookup(cls, "__new__") is _EXECUTION_RESULT_NEW
             and _type_lookup(cls, "__init__") is _EXECUTION_RESULT_INIT):
         return _tuple_new(cls, (success, result))
     return cls(success, result)
@@ -81,8 +82,8 @@ cdef class ListResults:
 
     cdef readonly object session
     cdef object _statements, _profile, _lock, _wake, _exception, _fail_fast
-    cdef list _results
-    cdef Py_ssize_t _finished, _sent, _depth
+    cdef list _results, _others  # each statement's place; (idx, result) of what finished where no empty place was
+    cdef Py_ssize_t _finished, _sent, _depth, _filled
     cdef bint _waiting
 
     def __cinit__(self, session, statements_and_params, execution_profile):
@@ -92,14 +93,14 @@ cdef class ListResults:
         self._lock = _RLock()
         self._wake = allocate_lock()  # held; released for the caller waiting in _wait
         self._wake.acquire()
-        self._results = []
+        self._results, self._others = [], []
         self._exception = None
         self._fail_fast = False
 
     def execute(self, concurrency, fail_fast):
         self._exception = None
         self._fail_fast = fail_fast
-        self._results = []
+        self._results, self._filled, self._others = [], 0, []
         self._finished = self._sent = 0
         with self._lock:
             for _ in _range(concurrency):
@@ -142,8 +143,16 @@ cdef class ListResults:
         self._put(result, idx, success)
 
     cdef _put(self, result, idx, bint success):
-        self._results[idx] = _execution_result(success, result)
+        cdef Py_ssize_t place
+        outcome = _execution_result(success, result)
         with self._lock:
+            results = self._results
+            if type(idx) is int and 0 <= idx < len(results) and results[idx] is None:
+                place = idx
+                results[place] = outcome
+                self._filled += 1
+            else:  # finished twice, or a place that is not a statement's: kept as the driver keeps it
+                self._others.append((idx, outcome))
             self._finished += 1
             if not success and self._fail_fast:
                 if not self._exception:
@@ -171,4 +180,7 @@ cdef class ListResults:
                     raise self._exception
         if self._exception and self._fail_fast:
             raise self._exception
+        if self._others or self._filled != len(self._results):  # the driver's answer: all kept, sorted
+            kept = [(idx, r) for idx, r in enumerate(self._results) if r is not None] + self._others
+            return [r[1] for r in sorted(kept)]
         return self._results

@@ -64,7 +64,7 @@ def alive(pid: int) -> bool:
         code = child.poll()
         if code is None:
             return True
-        del _CHILDREN[pid]
+        _CHILDREN.pop(pid, None)  # (another thread may have reaped it too)
         _EXIT_CODES[pid] = code
     try:
         os.kill(pid, 0)

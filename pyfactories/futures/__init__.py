@@ -86,7 +86,7 @@ def execute_concurrent(session: Any, statements_and_parameters: Any, concurrency
     the leaner futures and the results as a list, the same requests, callbacks and results with the
     books kept in C (``pyfactories.futures._futures_py.ListResults``); anything else, the driver's."""
     try:
-        ours = not results_generator and is_installed(session)
+        ours = not results_generator and is_installed(session) and _drivers_executor_as_imported()
     except Exception:  # noqa: BLE001 (not a session this module knows: the driver's, with its errors)
         ours = False
     if not ours:
@@ -98,6 +98,18 @@ def execute_concurrent(session: Any, statements_and_parameters: Any, concurrency
         return []
     return _spec.ListResults(session, statements_and_parameters, execution_profile).execute(
         concurrency, raise_on_first_error)
+
+
+_EXECUTOR = _concurrent.ConcurrentExecutorListResults
+_EXECUTOR_STEPS = tuple((name, getattr(_EXECUTOR, name)) for name in (
+    "__init__", "execute", "_execute_next", "_execute", "_on_success", "_on_error", "_put_result", "_results"))
+
+
+def _drivers_executor_as_imported() -> bool:
+    """Whether the executor the driver's function would use is its own, as imported (a replaced one, or
+    one with a step replaced, is the driver's function's to run)."""
+    executor = _concurrent.ConcurrentExecutorListResults
+    return executor is _EXECUTOR and all(getattr(executor, name, None) is step for name, step in _EXECUTOR_STEPS)
 
 
 def _route_concurrent_lists() -> None:

@@ -24,7 +24,7 @@ from cassandra import cluster as _cluster
 from cassandra import concurrent as _concurrent
 from cassandra.cluster import _NOT_SET, ResultSet
 
-from ._plans_py import _type_lookup
+from ._plans_py import _ABSENT, _type_lookup
 
 __all__ = ["ListResults", "result_set", "result"]
 
@@ -49,7 +49,7 @@ def _plain_rows() -> bool:
 def result_set(cls: Any, future: Any, rows: Any) -> Any:
     """``cls(future, rows)``: for the driver's own ``ResultSet`` and rows that are a ``list`` or ``None`` (no
     rows), the object its ``__init__`` makes, attributes set in the same order, without the call."""
-    if (cls is not ResultSet or not (rows is None or type(rows) is list)
+    if (cls is not ResultSet or _RESULT_SET_STEPS[0][1] is _ABSENT or not (rows is None or type(rows) is list)
             or any(_type_lookup(ResultSet, name) is not step for name, step in _RESULT_SET_STEPS) or not _plain_rows()):
         return cls(future, rows)
     made = object.__new__(ResultSet)
@@ -79,7 +79,9 @@ class ListResults:
         self._profile = execution_profile
         self._condition = threading.Condition()
         self._fail_fast = False
-        self._results: list[Any] = []
+        self._results: list[Any] = []  # each statement's place, filled when it finishes
+        self._filled = 0
+        self._others: list[Any] = []  # (idx, result) of what finished where no empty place was
         self._finished = 0
         self._sent = 0
         self._depth = 0
@@ -88,7 +90,7 @@ class ListResults:
     def execute(self, concurrency: Any, fail_fast: Any) -> list[Any]:
         self._exception = None
         self._fail_fast = fail_fast
-        self._results = []
+        self._results, self._filled, self._others = [], 0, []
         self._finished = self._sent = 0
         with self._condition:
             for _ in range(concurrency):
@@ -128,8 +130,14 @@ class ListResults:
         self._put_result(result, idx, False)
 
     def _put_result(self, result: Any, idx: Any, success: bool) -> None:
-        self._results[idx] = _concurrent.ExecutionResult(success, result)
+        outcome = _concurrent.ExecutionResult(success, result)
         with self._condition:
+            results = self._results
+            if type(idx) is int and 0 <= idx < len(results) and results[idx] is None:
+                results[idx] = outcome
+                self._filled += 1
+            else:  # finished twice (an error raised in a callback of a request that had finished), or a
+                self._others.append((idx, outcome))  # place that is not a statement's: as the driver keeps it
             self._finished += 1
             if not success and self._fail_fast:
                 if not self._exception:
@@ -146,4 +154,8 @@ class ListResults:
                     raise self._exception
         if self._exception and self._fail_fast:
             raise self._exception
+        if self._others or self._filled != len(self._results):
+            # the driver's answer: every result kept, sorted by place (and by result, for a place twice)
+            kept = [(idx, r) for idx, r in enumerate(self._results) if r is not None] + self._others
+            return [r[1] for r in sorted(kept)]
         return self._results

@@ -30,8 +30,11 @@ _ABSENT = object()
 
 
 def _type_lookup(cls: type, name: str) -> Any:
-    """What ``cls.name`` finds on the class and its bases, unbound (``_ABSENT`` for nothing)."""
-    for klass in cls.__mro__:
+    """What ``cls.name`` finds on the class and its bases, unbound (``_ABSENT`` for nothing, and for
+    anything but a class: a stand-in put in the driver's place, e.g. by ``mock.patch``)."""
+    if not isinstance(cls, type):
+        return _ABSENT
+    for klass in type.__dict__["__mro__"].__get__(cls):
         if name in vars(klass):
             return vars(klass)[name]
     return _ABSENT
@@ -40,8 +43,9 @@ def _type_lookup(cls: type, name: str) -> Any:
 # What the driver's search calls or reads on its classes, as imported: a class changed since (a
 # method replaced, a ``value`` property put on the tokens) is the driver's to search.
 _SEARCHED = tuple((cls, name, _type_lookup(cls, name)) for cls, name in (
-    (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (Murmur3Token, "from_key"),
-    (Murmur3Token, "hash_fn"), (Murmur3Token, "__init__"), (Murmur3Token, "__lt__"), (Murmur3Token, "value")))
+    (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (TokenMap, "__bool__"), (TokenMap, "__len__"),
+    (Murmur3Token, "from_key"), (Murmur3Token, "hash_fn"), (Murmur3Token, "__new__"), (Murmur3Token, "__init__"),
+    (Murmur3Token, "__lt__"), (Murmur3Token, "__getattribute__"), (Murmur3Token, "value")))
 
 
 def _search_is_the_drivers() -> bool:

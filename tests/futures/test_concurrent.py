@@ -194,24 +194,22 @@ def test_statements_that_are_not_pairs_raise_as_the_drivers(spec):
 
 
 class Counting:
-    """``execute_concurrent``'s executors, counted: which one each call used."""
+    """``execute_concurrent``'s ways, counted: ours (the executor) or the driver's function."""
 
     def __init__(self, monkeypatch, spec):
         self.ours = self.drivers = 0
-        made = spec.ListResults
+        made, drivers = spec.ListResults, futures.DRIVERS_EXECUTE_CONCURRENT
 
         def ours(*args):
             self.ours += 1
             return made(*args)
 
-        drivers_init = DRIVERS.__init__
-
-        def drivers(executor, *args):
+        def driver(*args):
             self.drivers += 1
-            drivers_init(executor, *args)
+            return drivers(*args)
 
         monkeypatch.setattr(futures._spec, "ListResults", ours)
-        monkeypatch.setattr(DRIVERS, "__init__", drivers)  # (a subclass would break the driver's super() calls)
+        monkeypatch.setattr(futures, "DRIVERS_EXECUTE_CONCURRENT", driver)
 
 
 def test_only_lists_of_sessions_with_the_leaner_futures_are_ours(monkeypatch):
@@ -228,9 +226,28 @@ def test_only_lists_of_sessions_with_the_leaner_futures_are_ours(monkeypatch):
             (True, [(1,)]), (False, Failed(2))]
     assert (count.ours, count.drivers) == (1, 1)
     assert [ok for ok, _ in futures.execute_concurrent(lean, statements, 2, False, True)] == [True, False]
-    assert (count.ours, count.drivers) == (1, 1)  # (a generator: the driver's own executor, not counted here)
+    assert (count.ours, count.drivers) == (1, 2)
     with pytest.raises(AttributeError):
         futures.execute_concurrent(object(), statements)
+
+
+@pytest.mark.parametrize("step", ["__init__", "_put_result", "_on_success", "_execute"])
+def test_a_replaced_driver_executor_runs_as_the_driver_runs_it(monkeypatch, step):
+    """The driver's function looks its executor up when called: a replaced step (instrumentation, say)
+    runs, through the driver's function, for a session with the leaner futures too."""
+    monkeypatch.setattr(futures, "is_installed", lambda session: True)
+    count = Counting(monkeypatch, futures._spec)
+    ran = []
+    original = getattr(DRIVERS, step)
+
+    def replaced(*args, **kwargs):
+        ran.append(step)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(DRIVERS, step, replaced)
+    results = futures.execute_concurrent(Session(True), [("s", ("ok", [(1,)]))])
+    assert _outcome(results) == [(True, [(1,)])] and ran and (count.ours, count.drivers) == (0, 1)
+    monkeypatch.undo()
 
 
 @pytest.mark.parametrize("concurrency", [0, -1])
@@ -242,7 +259,7 @@ def test_a_concurrency_below_one_is_the_drivers_error(monkeypatch, concurrency):
             execute(Session(True), [("s", ("ok", []))], concurrency)
         errors.append(str(raised.value))
     assert errors[0] == errors[1]
-    assert futures.execute_concurrent(Session(True), [], 0 if False else 5) == []
+    assert futures.execute_concurrent(Session(True), [], 5) == []
 
 
 def test_install_routes_the_drivers_helper_once(monkeypatch):
@@ -311,3 +328,48 @@ def test_lean_futures_give_result_sets_as_the_drivers():
     future._final_result, future._final_exception = _NOT_SET, Failed(3)
     with pytest.raises(Failed):
         future.result()
+
+
+@pytest.mark.parametrize("target,module", [
+    ("threading.Thread", "pyfactories.connection._writes"),
+    ("cassandra.io.libevreactor.LibevLoop", "pyfactories.connection._writes"),
+    ("cassandra.cluster.ResultSet", "pyfactories.futures._futures"),
+    ("cassandra.concurrent.ExecutionResult", "pyfactories.futures._futures"),
+    ("cassandra.metadata.Murmur3Token", "pyfactories.futures._futures"),
+    ("cassandra.metadata.TokenMap", "pyfactories.futures._futures"),
+    ("cassandra.cluster.ResultSet", "pyfactories.futures._futures_py"),
+    ("cassandra.metadata.Murmur3Token", "pyfactories.futures._futures_py"),
+])
+def test_modules_imported_while_a_driver_class_is_a_stand_in(target, module):
+    """A module first imported under ``mock.patch`` of a class it reads at import (a user's test suite
+    does that): it imports, and later answers as the driver, through the driver's own calls."""
+    code = (f"from unittest import mock\n"
+            f"with mock.patch({target!r}):\n"
+            f"    import {module} as spec\n"
+            "from cassandra.cluster import ResultSet\n"
+            "class F:\n _col_names = _col_types = None\n"
+            "if hasattr(spec, 'result_set'):\n"
+            "    assert spec.result_set(ResultSet, F(), [(1,)]).current_rows == [(1,)]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
+
+
+def test_a_long_chain_of_requests_that_fail_at_once_answers_as_the_drivers(spec):
+    """Every request fails as it is sent (its errback runs inside ``add_callbacks``: all hosts down), so
+    each error sends the next request from inside the last one's errback; deep enough, Python's
+    recursion limit is an error of its own, recorded where the driver records it: the same answer.
+    (The twin's Python frames reach the limit sooner than the compiled driver: it is held to the
+    shortest chain only.)"""
+    for statements in [150, 400, 1200] if spec.__name__ == MODULES["c"] else [150]:
+        script = [("error", Failed(i)) for i in range(statements)]
+        theirs, _ = run(DRIVERS, script, 1, False, True)
+        ours, _ = run(spec.ListResults, script, 1, False, True)
+        assert _shape(ours) == _shape(theirs), statements
+
+
+def _shape(answer):
+    """An answer with errors by type (a ``RecursionError``'s text names where it struck)."""
+    kind, found = answer
+    if kind == "raised":
+        return kind, type(found)
+    return kind, [(ok, result if isinstance(result, (list, Failed)) else type(result)) for ok, result in found]

@@ -1,11 +1,12 @@
 """Fuzz: ``execute_concurrent``'s list executor, compiled (``pyfactories.futures._futures``) against its
-pure-Python twin, on sessions whose futures misbehave from Python: callbacks called twice or both of
+pure-Python twin and the driver's own executor, on sessions whose futures misbehave from Python: callbacks called twice or both of
 them, results put back at places that do not exist (through the executor reachable from a callback),
 ``execute`` called again from inside a callback, statements that are not pairs, an iterator that
-raises. Both answer the same (the same list, or the same error), and nothing crashes."""
+raises. All three answer the same (the same list, or the same error), and nothing crashes."""
 
 from __future__ import annotations
 
+from cassandra import concurrent
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from pyfactories.futures import _futures_py
 from tests.fuzz.conftest import fuzz
 
 MODULES = {"compiled": _futures, "twin": _futures_py}
+DRIVERS = concurrent.ConcurrentExecutorListResults  # the driver's own executor
 
 behaviours = st.sampled_from(["ok", "error", "raise", "twice", "both", "bad-place", "huge-place", "not-int-place",
                               "again", "not-a-pair"])
@@ -64,9 +66,9 @@ def _statements(script, stop_at):
         yield ("s", (how, i)) if how != "not-a-pair" else ("s",)
 
 
-def _answer(module, script, concurrency, fail_fast, stop_at):
+def _answer(executor, script, concurrency, fail_fast, stop_at):
     try:
-        results = module.ListResults(Session(), _statements(script, stop_at), None).execute(concurrency, fail_fast)
+        results = executor(Session(), _statements(script, stop_at), None).execute(concurrency, fail_fast)
     except Exception as exc:  # noqa: BLE001 (compared)
         return "raised", type(exc)  # (the text of an unpacking error is the interpreter's or Cython's)
     return [r if r is None else (r[0], r[1] if not hasattr(r[1], "current_rows") else list(r[1].current_rows))
@@ -77,8 +79,11 @@ def _answer(module, script, concurrency, fail_fast, stop_at):
 @given(script=st.lists(behaviours, max_size=12), concurrency=st.integers(1, 4), fail_fast=st.booleans(),
        stop_at=st.one_of(st.none(), st.integers(0, 12)))
 def test_requests_concurrent_lists_answer_as_the_twin(script, concurrency, fail_fast, stop_at):
-    answers = {name: _answer(module, script, concurrency, fail_fast, stop_at) for name, module in MODULES.items()}
+    answers = {name: _answer(module.ListResults, script, concurrency, fail_fast, stop_at)
+               for name, module in MODULES.items()}
     assert _comparable(answers["compiled"]) == _comparable(answers["twin"]), (script, answers)
+    driver = _answer(DRIVERS, script, concurrency, fail_fast, stop_at)
+    assert _comparable(answers["compiled"]) == _comparable(driver), (script, answers, driver)
 
 
 def _comparable(answer):
