@@ -8,7 +8,9 @@ C and makes a lock only for a thread that waits on an unset future. The GIL orde
 again before blocking; each woken waiter releases the lock for the next one.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
+from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.time cimport time as _now
 

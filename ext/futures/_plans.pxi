@@ -46,6 +46,89 @@ cdef object _token_value(token):
     return <object>found if found is not NULL else None
 
 
+# MurmurHash3 (x64, 128 bits, seed 0) as Cassandra's Murmur3Partitioner takes it: the first 64 bits, the
+# bytes of the last, partial block read as signed (sign-extended), as the partitioner does.
+cdef uint64_t _C1 = 0x87c37b91114253d5ULL
+cdef uint64_t _C2 = 0x4cf5ad432745937fULL
+cdef object _DRIVERS_MURMUR3 = _metadata.murmur3  # the driver's, as imported (another one is called)
+
+
+cdef inline uint64_t _rotl(uint64_t x, int r) noexcept nogil:
+    return (x << r) | (x >> (64 - r))
+
+
+cdef inline uint64_t _fmix(uint64_t k) noexcept nogil:
+    k ^= k >> 33
+    k *= 0xff51afd7ed558ccdULL
+    k ^= k >> 33
+    k *= 0xc4ceb9fe1a85ec53ULL
+    k ^= k >> 33
+    return k
+
+
+cdef inline uint64_t _block(const unsigned char* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(7, -1, -1):
+        v = (v << 8) | p[i]
+    return v
+
+
+cdef int64_t _murmur3(const unsigned char* data, Py_ssize_t length) noexcept nogil:
+    cdef Py_ssize_t i, blocks = length // 16
+    cdef uint64_t h1 = 0, h2 = 0, k1, k2
+    cdef const unsigned char* tail
+    cdef int rest = <int>(length & 15), j
+    for i in range(blocks):
+        k1 = _block(data + 16 * i)
+        k2 = _block(data + 16 * i + 8)
+        k1 *= _C1
+        k1 = _rotl(k1, 31)
+        k1 *= _C2
+        h1 ^= k1
+        h1 = _rotl(h1, 27)
+        h1 += h2
+        h1 = h1 * 5 + 0x52dce729
+        k2 *= _C2
+        k2 = _rotl(k2, 33)
+        k2 *= _C1
+        h2 ^= k2
+        h2 = _rotl(h2, 31)
+        h2 += h1
+        h2 = h2 * 5 + 0x38495ab5
+    tail = data + 16 * blocks
+    k1 = k2 = 0
+    for j in range(rest - 1, 7, -1):  # bytes 8..14 of the last block
+        k2 ^= (<uint64_t><int64_t><signed char>tail[j]) << (8 * (j - 8))
+    if rest > 8:
+        k2 *= _C2
+        k2 = _rotl(k2, 33)
+        k2 *= _C1
+        h2 ^= k2
+    for j in range(min(rest, 8) - 1, -1, -1):  # bytes 0..7
+        k1 ^= (<uint64_t><int64_t><signed char>tail[j]) << (8 * j)
+    if rest > 0:
+        k1 *= _C1
+        k1 = _rotl(k1, 31)
+        k1 *= _C2
+        h1 ^= k1
+    h1 ^= <uint64_t>length
+    h2 ^= <uint64_t>length
+    h1 += h2
+    h2 += h1
+    h1 = _fmix(h1)
+    h2 = _fmix(h2)
+    h1 += h2
+    return <int64_t>h1
+
+
+def murmur3(data):
+    """``pyfactories.futures._futures_py.murmur3``: for ``bytes``, the hash computed here."""
+    if type(data) is bytes and _metadata.murmur3 is _DRIVERS_MURMUR3 and _DRIVERS_MURMUR3 is not None:
+        return _murmur3(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    return _metadata.murmur3(data)
+
+
 cdef object _get_replicas(metadata, keyspace, routing_key):
     # No Python code runs between reading the ring's length and the last token read (exact types and
     # the driver's classes as imported; the tokens' values are read from their instance dicts and
@@ -58,10 +141,13 @@ cdef object _get_replicas(metadata, keyspace, routing_key):
             or not _search_is_the_drivers()
             or type(routing_key) is not bytes or type(keyspace) is not str):
         return metadata.get_replicas(keyspace, routing_key)
-    murmur3 = _metadata.murmur3
-    if murmur3 is None:
+    hash_fn = _metadata.murmur3
+    if hash_fn is None:
         return metadata.get_replicas(keyspace, routing_key)
-    value = murmur3(routing_key)  # first, as the driver hashes before it reads the map
+    if hash_fn is _DRIVERS_MURMUR3:  # (routing_key is bytes: checked above)
+        value = _murmur3(<const unsigned char*>PyBytes_AS_STRING(routing_key), PyBytes_GET_SIZE(routing_key))
+    else:
+        value = hash_fn(routing_key)  # first, as the driver hashes before it reads the map
     if type(value) is not int:
         return metadata.get_replicas(keyspace, routing_key)
     if value == _MIN_LONG:

@@ -62,6 +62,7 @@ from . import _concurrent_py, _plans_py
 
 # the plans' part of this twin, under the names the compiled module has
 distance, get_replicas, token_aware_plan = _plans_py.distance, _plans_py.get_replicas, _plans_py.token_aware_plan
+murmur3 = _plans_py.murmur3
 query_plan, timestamp = _plans_py.query_plan, _plans_py.timestamp
 ListResults, result_set, result = _concurrent_py.ListResults, _concurrent_py.result_set, _concurrent_py.result
 

@@ -15,7 +15,7 @@ from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, Token
 from cassandra.policies import DCAwareRoundRobinPolicy, HostDistance, TokenAwarePolicy
 from cassandra.timestamps import MonotonicTimestampGenerator
 
-__all__ = ["distance", "get_replicas", "token_aware_plan", "query_plan", "timestamp"]
+__all__ = ["distance", "murmur3", "get_replicas", "token_aware_plan", "query_plan", "timestamp"]
 
 
 def distance(child: Any, host: Any) -> Any:
@@ -50,6 +50,13 @@ _SEARCHED = tuple((cls, name, _type_lookup(cls, name)) for cls, name in (
 
 def _search_is_the_drivers() -> bool:
     return all(_type_lookup(cls, name) is original for cls, name, original in _SEARCHED)
+
+
+def murmur3(data: Any) -> Any:
+    """The driver's ``cassandra.metadata.murmur3`` (Cassandra's ``Murmur3Partitioner`` hash: the first 64
+    bits of MurmurHash3 x64/128, seed 0, the last partial block's bytes read as signed); the compiled
+    twin computes it itself for ``bytes`` while the driver's function is the one imported."""
+    return _metadata.murmur3(data)
 
 
 def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:

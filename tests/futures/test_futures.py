@@ -793,3 +793,23 @@ def test_any_lock_is_taken_and_given_back(pair, make):
         else:
             assert lock.acquire(False)  # given back
             lock.release()
+
+
+@settings(max_examples=1000)
+@given(data=st.one_of(st.binary(max_size=70), st.binary(min_size=1, max_size=40).map(lambda b: bytes(x | 0x80 for x in b))))
+def test_murmur3_as_the_drivers(spec, data):
+    """The partitioner's hash of any key, the last block's high bytes (read as signed) included."""
+    from cassandra import metadata
+
+    assert spec.murmur3(data) == metadata.murmur3(data)
+
+
+def test_a_replaced_murmur3_is_the_one_called(spec, monkeypatch):
+    from cassandra import metadata
+
+    asked = []
+    monkeypatch.setattr(metadata, "murmur3", lambda key: asked.append(key) or 0)
+    assert spec.murmur3(b"key") == 0 and asked == [b"key"]
+    ring = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
+    assert spec.get_replicas(ring, "ks", b"other") is ring.get_replicas("ks", b"other")
+    assert asked == [b"key", b"other", b"other"]
