@@ -5,13 +5,11 @@ pure-Python twins, which document them), the first two methods of
 :class:`pyfactories.connection._writes_py.CoalescedWrites`."""
 
 from cpython.number cimport PyNumber_AsSsize_t
-from cpython.object cimport PyObject, PyTypeObject
 from cpython.pythread cimport PyThread_get_thread_ident
 
 import threading
 
-cdef extern from "Python.h":
-    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
+from as_imported cimport steps as _steps, unchanged as _unchanged
 
 try:
     from cassandra.io import libevreactor
@@ -36,16 +34,9 @@ def push(self, data):
 
 
 cdef object _Thread = threading.Thread
-cdef object _THREAD_IDENT = _type_lookup(threading.Thread, "ident")  # the property, as imported
+cdef tuple _THREAD_IDENT = _steps(((_Thread, "ident"),))  # the property, as imported
 cdef object _LibevLoop = None if libevreactor is None else libevreactor.LibevLoop
-cdef object _LOOP_NOTIFY = None if libevreactor is None else _type_lookup(_LibevLoop, "notify")
-
-
-cdef object _type_lookup(cls, str name):
-    if not isinstance(cls, type):  # (a stand-in put in the driver's place, e.g. by mock.patch)
-        return None
-    found = _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
-    return <object>found if found is not NULL else None
+cdef tuple _LOOP_NOTIFY = _steps(((_LibevLoop, "notify"),))
 
 
 cdef void _wake_loop(loop) except *:
@@ -53,13 +44,13 @@ cdef void _wake_loop(loop) except *:
     # ``ident`` property and of ``notify`` (what they run: ``_ident``, ``_notifier.send()``).
     thread = loop._thread
     if thread is not None:
-        if type(thread) is _Thread and _type_lookup(_Thread, "ident") is _THREAD_IDENT:
+        if type(thread) is _Thread and _unchanged(_THREAD_IDENT):
             ident = thread._ident
         else:
             ident = thread.ident
         if not (ident != PyThread_get_thread_ident()):
             return  # on the loop's thread its prepare watcher sees the queue before the loop blocks
-    if type(loop) is _LibevLoop and _type_lookup(_LibevLoop, "notify") is _LOOP_NOTIFY:
+    if type(loop) is _LibevLoop and _unchanged(_LOOP_NOTIFY):
         loop._notifier.send()
     else:
         loop.notify()

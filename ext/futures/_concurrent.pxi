@@ -15,14 +15,12 @@ cdef object _tuple_new = tuple.__new__
 cdef object _range = range
 cdef object _EXECUTION_RESULT = _concurrent.ExecutionResult
 # the namedtuple's own __new__ and __init__ as imported: replaced ones run as the driver would run them
-cdef object _EXECUTION_RESULT_NEW = _type_lookup(_EXECUTION_RESULT, "__new__")
-cdef object _EXECUTION_RESULT_INIT = _type_lookup(_EXECUTION_RESULT, "__init__")
+cdef tuple _EXECUTION_RESULT_STEPS = _steps(((_EXECUTION_RESULT, "__new__"), (_EXECUTION_RESULT, "__init__")))
 
 
 # What ResultSet(future, rows) runs, as imported: replaced, it is called as the driver calls it.
-cdef object _RESULT_SET_NEW = _type_lookup(ResultSet, "__new__")
-cdef object _RESULT_SET_INIT = _type_lookup(ResultSet, "__init__")
-cdef object _RESULT_SET_ROWS = _type_lookup(ResultSet, "_set_current_rows")
+cdef tuple _RESULT_SET_STEPS = _steps(
+    ((ResultSet, "__new__"), (ResultSet, "__init__"), (ResultSet, "_set_current_rows")))
 cdef object _object_new = object.__new__
 cdef object _abc_token = None  # the ABC registrations under which _rows_not_mappings was last found
 cdef bint _rows_not_mappings = False
@@ -38,10 +36,8 @@ cdef bint _plain_rows() except -1:
 
 
 cdef object _result_set(cls, future, rows):
-    if (cls is not ResultSet or _RESULT_SET_NEW is _ABSENT or not (rows is None or type(rows) is list)
-            or _type_lookup(ResultSet, "__new__") is not _RESULT_SET_NEW
-            or _type_lookup(ResultSet, "__init__") is not _RESULT_SET_INIT
-            or _type_lookup(ResultSet, "_set_current_rows") is not _RESULT_SET_ROWS or not _plain_rows()):
+    if (cls is not ResultSet or not (rows is None or type(rows) is list) or not _unchanged(_RESULT_SET_STEPS)
+            or not _plain_rows()):
         return cls(future, rows)
     made = _object_new(ResultSet)
     made.response_future = future
@@ -70,9 +66,7 @@ def result(future):
 cdef object _execution_result(bint success, result):
     """``cassandra.concurrent.ExecutionResult(success, result)``, looked up when called, as the driver does."""
     cls = _concurrent.ExecutionResult
-    if (cls is _EXECUTION_RESULT and _EXECUTION_RESULT_NEW is not _ABSENT
-            and _type_lookup(cls, "__new__") is _EXECUTION_RESULT_NEW
-            and _type_lookup(cls, "__init__") is _EXECUTION_RESULT_INIT):
+    if cls is _EXECUTION_RESULT and _unchanged(_EXECUTION_RESULT_STEPS):
         return _tuple_new(cls, (success, result))
     return cls(success, result)
 

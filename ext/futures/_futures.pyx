@@ -11,11 +11,12 @@ again before blocking; each woken waiter releases the lock for the next one.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from libc.stdint cimport int64_t, uint64_t
-from cpython.object cimport PyObject, PyTypeObject
 from cpython.time cimport time as _now
 
+from as_imported cimport steps as _steps, unchanged as _unchanged
+from cpython.object cimport PyObject
+
 cdef extern from "Python.h":
-    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
     object PyObject_GenericGetDict(object o, void* context)
 
 import logging

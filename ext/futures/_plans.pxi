@@ -13,29 +13,13 @@ def distance(child, host):
     return _distance(child, host)
 
 
-cdef object _ABSENT = object()
 # What the driver's search calls or reads on its classes, as imported: a class changed since (a
 # method replaced, a ``value`` property put on the tokens) is the driver's to search.
-cdef tuple _SEARCHED = tuple(
-    (cls, name, _type_lookup(cls, name)) for cls, name in (
-        (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (TokenMap, "__bool__"), (TokenMap, "__len__"),
-        (Murmur3Token, "from_key"), (Murmur3Token, "hash_fn"), (Murmur3Token, "__new__"),
-        (Murmur3Token, "__init__"), (Murmur3Token, "__lt__"), (Murmur3Token, "__getattribute__"),
-        (Murmur3Token, "value")))
-
-
-cdef object _type_lookup(cls, str name):
-    if not isinstance(cls, type):  # (a stand-in put in the driver's place, e.g. by mock.patch)
-        return _ABSENT
-    found = _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
-    return <object>found if found is not NULL else _ABSENT
-
-
-cdef bint _search_is_the_drivers():
-    for cls, name, original in _SEARCHED:
-        if _type_lookup(cls, name) is not original:
-            return False
-    return True
+cdef tuple _SEARCHED = _steps((
+    (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (TokenMap, "__bool__"), (TokenMap, "__len__"),
+    (Murmur3Token, "from_key"), (Murmur3Token, "hash_fn"), (Murmur3Token, "__new__"),
+    (Murmur3Token, "__init__"), (Murmur3Token, "__lt__"), (Murmur3Token, "__getattribute__"),
+    (Murmur3Token, "value")))
 
 
 cdef object _token_value(token):
@@ -138,7 +122,7 @@ cdef object _get_replicas(metadata, keyspace, routing_key):
     cdef list ring
     token_map = metadata.token_map if type(metadata) is Metadata else None
     if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
-            or not _search_is_the_drivers()
+            or not _unchanged(_SEARCHED)
             or type(routing_key) is not bytes or type(keyspace) is not str):
         return metadata.get_replicas(keyspace, routing_key)
     hash_fn = _metadata.murmur3

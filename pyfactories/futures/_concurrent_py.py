@@ -24,13 +24,12 @@ from cassandra import cluster as _cluster
 from cassandra import concurrent as _concurrent
 from cassandra.cluster import _NOT_SET, ResultSet
 
-from ._plans_py import _ABSENT, _type_lookup
+from ._plans_py import _steps, _unchanged
 
 __all__ = ["ListResults", "result_set", "result"]
 
 # What ResultSet(future, rows) runs, as imported: replaced, it is called as the driver calls it.
-_RESULT_SET_STEPS = tuple((name, _type_lookup(ResultSet, name))
-                          for name in ("__new__", "__init__", "_set_current_rows"))
+_RESULT_SET_STEPS = _steps(((ResultSet, "__new__"), (ResultSet, "__init__"), (ResultSet, "_set_current_rows")))
 _abc_token: Any = None  # the ABC registrations under which _rows_not_mappings was last found
 _rows_not_mappings = False
 
@@ -49,8 +48,8 @@ def _plain_rows() -> bool:
 def result_set(cls: Any, future: Any, rows: Any) -> Any:
     """``cls(future, rows)``: for the driver's own ``ResultSet`` and rows that are a ``list`` or ``None`` (no
     rows), the object its ``__init__`` makes, attributes set in the same order, without the call."""
-    if (cls is not ResultSet or _RESULT_SET_STEPS[0][1] is _ABSENT or not (rows is None or type(rows) is list)
-            or any(_type_lookup(ResultSet, name) is not step for name, step in _RESULT_SET_STEPS) or not _plain_rows()):
+    if (cls is not ResultSet or not (rows is None or type(rows) is list) or not _unchanged(_RESULT_SET_STEPS)
+            or not _plain_rows()):
         return cls(future, rows)
     made = object.__new__(ResultSet)
     made.response_future = future

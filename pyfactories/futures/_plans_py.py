@@ -42,14 +42,21 @@ def _type_lookup(cls: type, name: str) -> Any:
 
 # What the driver's search calls or reads on its classes, as imported: a class changed since (a
 # method replaced, a ``value`` property put on the tokens) is the driver's to search.
-_SEARCHED = tuple((cls, name, _type_lookup(cls, name)) for cls, name in (
+def _steps(names: Any) -> tuple:
+    """``((cls, name, what it is now), ...)`` for ``names``, pairs ``(cls, name)``: what a fast path
+    taken only while the driver's classes are as imported checks with :func:`_unchanged`."""
+    return tuple((cls, name, _type_lookup(cls, name)) for cls, name in names)
+
+
+def _unchanged(steps: tuple) -> bool:
+    """Whether every class of ``steps`` is a class and each name finds what it found then."""
+    return all(isinstance(cls, type) and _type_lookup(cls, name) is then for cls, name, then in steps)
+
+
+_SEARCHED = _steps((
     (Metadata, "get_replicas"), (TokenMap, "get_replicas"), (TokenMap, "__bool__"), (TokenMap, "__len__"),
     (Murmur3Token, "from_key"), (Murmur3Token, "hash_fn"), (Murmur3Token, "__new__"), (Murmur3Token, "__init__"),
     (Murmur3Token, "__lt__"), (Murmur3Token, "__getattribute__"), (Murmur3Token, "value")))
-
-
-def _search_is_the_drivers() -> bool:
-    return all(_type_lookup(cls, name) is original for cls, name, original in _SEARCHED)
 
 
 def murmur3(data: Any) -> Any:
@@ -68,7 +75,7 @@ def get_replicas(metadata: Any, keyspace: Any, routing_key: Any) -> Any:
     token_map = metadata.token_map if type(metadata) is Metadata else None
     if (type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token
             or type(routing_key) is not bytes or type(keyspace) is not str or _metadata.murmur3 is None
-            or not _search_is_the_drivers()):
+            or not _unchanged(_SEARCHED)):
         return metadata.get_replicas(keyspace, routing_key)
     value = _metadata.murmur3(routing_key)  # first, as the driver hashes before it reads the map
     if type(value) is not int:
