@@ -49,7 +49,14 @@ def locked() -> Iterator[None]:
 
 def _cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        # A process still in exec (a child just started, as ``Popen`` returns) shows an empty command
+        # line for a moment: asked again until it has one, for at most 50 ms.
+        for _ in range(50):
+            found = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if found:
+                break
+            time.sleep(0.001)
+        return found.replace(b"\0", b" ").decode(errors="replace")
     except FileNotFoundError:
         return ""
     except OSError:  # no /proc (macOS): ask ps

@@ -99,3 +99,12 @@ def test_extra_jvm_flags_come_from_the_environment_before_the_main_class(monkeyp
     added = [flag for flag in tuned if flag not in plain]
     assert added == ["-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=2"]
     assert tuned.index("-XX:CICompilerCount=2") < tuned.index("-cp") < tuned.index(config.MAIN_CLASS)
+
+
+def test_a_process_still_in_exec_is_read_once_its_command_line_shows(monkeypatch):
+    """Right after ``Popen`` returns, the child may still be in exec, its command line empty: asked
+    again, not taken for another program."""
+    answers = [b"", b"", f"java {config.MAIN_CLASS} x\0".encode()]
+    monkeypatch.setattr(server.Path, "read_bytes", lambda self: answers.pop(0) if answers else b"")
+    assert config.MAIN_CLASS in server._cmdline(12345) and answers == []
+    assert server._cmdline(12345) == ""  # (an empty one for good, e.g. a zombie's, stays empty)
