@@ -470,6 +470,9 @@ def test_asyncio_a_socket_error_defuncts_as_the_driver(aio_loop):
         while not conn.is_defunct and time.monotonic() < deadline:
             conn.push(bytes(1 << 16))
             time.sleep(0.01)
+        # the loop's thread marks the connection defunct, then errors its requests: wait for both
+        while len(seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert conn.is_defunct and conn.is_closed
         assert len(seen) == 2 and all(isinstance(e, ConnectionShutdown) for e in seen)
         outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen])
