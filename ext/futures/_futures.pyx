@@ -14,7 +14,7 @@ from libc.stdint cimport int64_t, uint64_t
 from cpython.time cimport time as _now
 
 from as_imported cimport steps as _steps, unchanged as _unchanged
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
     object PyObject_GenericGetDict(object o, void* context)
@@ -140,8 +140,21 @@ def set_result(future, host, connection, pool, response):
         future._set_final_exception(exc)
 
 
+cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
+
+
+cdef inline bint _lacks(obj, str name) except -1:
+    """Whether ``obj``'s own attributes (its ``__dict__``, if it has one) have nothing of that name."""
+    cdef type cls = type(obj)
+    if (<PyTypeObject*>cls).tp_dictoffset == 0:
+        return True
+    return PyDict_GetItem(PyObject_GenericGetDict(obj, NULL), name) is NULL
+
+
 cdef _return_connection(pool, connection):
-    condition = pool._stream_available_condition if type(pool) is HostConnection else None
+    # the driver's pool, its method as imported and not replaced on the pool: its steps, here
+    condition = (pool._stream_available_condition if type(pool) is HostConnection and _unchanged(_RETURN_STEPS)
+                 and _lacks(pool, "return_connection") else None)
     if type(condition) is not _Condition:
         pool.return_connection(connection)
         return

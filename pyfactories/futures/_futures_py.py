@@ -253,10 +253,15 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
         future._set_final_exception(exc)
 
 
+#: the pool's method :func:`return_connection` follows: replaced on the class or the pool, it is called
+_RETURN_STEPS = _plans_py._steps(((HostConnection, "return_connection"),))
+
+
 def return_connection(pool: Any, connection: Any) -> None:
     """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
     a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
-    condition = pool._stream_available_condition if type(pool) is HostConnection else None
+    condition = (pool._stream_available_condition if type(pool) is HostConnection and _plans_py._unchanged(_RETURN_STEPS)
+                 and "return_connection" not in vars(pool) else None)
     if type(condition) is not threading.Condition:
         pool.return_connection(connection)
         return

@@ -659,6 +659,24 @@ def test_a_thread_waiting_for_a_stream_is_woken(spec):
     assert woken == [True] and connection.in_flight == 0
 
 
+def test_a_replaced_return_connection_is_the_one_called(spec, monkeypatch):
+    """The driver's method replaced on its class, or on one pool: the replacement gets the stream back."""
+    from cassandra.pool import HostConnection
+
+    calls = []
+    connection = Connection(in_flight=2)
+    pool = host_connection(connection)
+    monkeypatch.setattr(HostConnection, "return_connection", lambda self, conn: calls.append(("class", conn)))
+    spec.return_connection(pool, connection)
+    monkeypatch.undo()
+    pool.return_connection = lambda conn: calls.append(("pool", conn))
+    spec.return_connection(pool, connection)
+    assert calls == [("class", connection), ("pool", connection)] and connection.in_flight == 2
+    del pool.return_connection
+    spec.return_connection(pool, connection)
+    assert connection.in_flight == 1 and len(calls) == 2
+
+
 def test_other_pools_are_asked_as_they_are(spec):
     class Pool:
         returned = []

@@ -311,6 +311,49 @@ def test_server_errors_reach_errbacks(sessions):
     assert len(caught) == 1 and isinstance(caught[0], InvalidRequest)
 
 
+def test_the_sessions_steps_as_the_drivers(sessions):
+    """``execute``/``execute_async`` on the session with our futures: listeners see each request's future,
+    ``execute_as`` and custom payloads go the driver's way with its errors, and a session class with a method
+    of its own in the driver's place keeps it."""
+    outcomes = []
+    for session in sessions:
+        seen = []
+        listener = (lambda future, tag: seen.append((tag, type(future).__name__)))
+        session.add_request_init_listener(listener, "mine")
+        try:
+            rows = list(session.execute(f"SELECT c FROM {KEYSPACE}.kv WHERE k = %s LIMIT 3", (1,)))
+            started = session.execute_async(f"SELECT c FROM {KEYSPACE}.kv WHERE k = 1 LIMIT 2")
+            more = [tuple(r) for r in started.result()]
+            errors = []
+            for kwargs in ({"execute_as": "nobody"}, {"custom_payload": {"k": b"v"}}):
+                try:
+                    errors.append(("ok", len(list(session.execute("SELECT key FROM system.local", **kwargs)))))
+                except Exception as exc:  # noqa: BLE001 (compared)
+                    errors.append((type(exc).__name__, str(exc)))
+        finally:
+            session.remove_request_init_listener(listener, "mine")
+        outcomes.append(([tuple(r) for r in rows], more, errors, [tag for tag, _ in seen], len(seen)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][4] == 4
+
+    ours = sessions[0]
+    own_calls = []
+
+    class Own(Session):
+        def execute_async(self, *args, **kwargs):
+            future = Session.execute_async(self, *args, **kwargs)
+            own_calls.append(type(future))
+            return future
+
+    ours.__class__ = Own
+    try:
+        ours.execute_async("SELECT key FROM system.local").result()
+        assert len(list(ours.execute("SELECT key FROM system.local"))) == 1  # the driver's execute calls Own's
+        assert own_calls == [futures.LeanResponseFuture] * 2
+    finally:
+        ours.__class__ = Session
+
+
 def test_uninstall_puts_the_drivers_method_back(sessions):
     ours, _ = sessions
     assert futures.is_installed(ours)
