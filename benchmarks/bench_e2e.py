@@ -53,7 +53,6 @@ indicative (``~PASS``/``~MISS``).
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 from dataclasses import asdict

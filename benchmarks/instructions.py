@@ -3,6 +3,7 @@
     python -m benchmarks.instructions --workload pages --factories tuple,fastpath_class --queries 40,120
     python -m benchmarks.instructions --workload insert1000 --factories fastpath_named+conn --queries 2000,6000
     python -m benchmarks.instructions --asyncio --workload single50 --factories everything_on+await,acsylla --queries 2000,8000
+    python -m benchmarks.instructions --syscalls --workload single50 --factories fastpath_named+conn --queries 2000,8000
 
 For each configuration (a factory, or a factory on our connection: ``<factory>+conn``, as in
 ``benchmarks.bench_e2e``), the client runs the end-to-end workload (``benchmarks.e2e.workloads``) twice under
@@ -12,6 +13,9 @@ caller and the driver's event loop) over the difference in queries, so start-up,
 and warming up cancel out. Instructions do not depend on what else runs on the machine; they count work, not
 time (cache misses and waits are not in them). Each factory's figure is printed as a ratio to
 ``tuple_factory``'s (with ``--asyncio``, to the driver's with the usual bridge), with ``--json`` for the record.
+
+With ``--syscalls`` the same two runs are made under ``strace -f -c`` instead (``benchmarks.harness.syscalls``):
+the system calls per query, in all and for each call, the same difference of two runs.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import json
 import sys
 from typing import Any, Sequence
 
-from .harness import callgrind
+from .harness import callgrind, syscalls
 
 WARMUP_QUERIES = 20
 ASYNCIO = "asyncio:"  # what the child is told before an asyncio configuration's name
@@ -49,7 +53,7 @@ def child(argv: Sequence[str]) -> int:
         return 0
     config = parse(name, list(BY_NAME))
     if config.peer:
-        raise SystemExit(f"{name}: instructions are counted for this driver's configurations, not a peer's")
+        raise SystemExit(f"{name}: a peer is counted through its asyncio client (--asyncio), not here")
     client = DriverClient.connect(hosts.split(","), int(port), ours=config.connection == "ours")
     try:
         client.measure(workload, config.factory, WARMUP_QUERIES)
@@ -65,6 +69,28 @@ def instructions(workload: str, factory: str, queries: int, hosts: str, port: in
     return callgrind.total(["-m", module, "--child", workload, factory, str(queries), hosts, str(port)], factory)
 
 
+def syscall_counts(workload: str, factory: str, queries: int, hosts: str, port: int) -> dict[str, int]:
+    """System calls by name of one client run under strace (all threads)."""
+    module = __spec__.name if __spec__ else "benchmarks.instructions"
+    return syscalls.counts(["-m", module, "--child", workload, factory, str(queries), hosts, str(port)], factory)
+
+
+def _count(args: Any, name: str, lengths: list[int], hosts: str, port: int) -> dict[str, Any]:
+    """One configuration's two runs: ``per_query`` (instructions, or all system calls), and their totals."""
+    if not args.syscalls:
+        totals = {n: instructions(args.workload, name, n, hosts, port) for n in lengths}
+        return {"totals": {str(n): t for n, t in totals.items()}, "per_query": callgrind.per_query(totals)}
+    runs = {n: syscall_counts(args.workload, name, n, hosts, port) for n in lengths}
+    by_call = syscalls.per_query(runs)
+    return {"counts": {str(n): c for n, c in runs.items()}, "per_query": sum(by_call.values()),
+            "by_call": {call: round(v, 4) for call, v in sorted(by_call.items(), key=lambda kv: -kv[1])
+                        if abs(v) >= 0.005}}
+
+
+def _largest(by_call: dict[str, float], n: int = 4) -> str:
+    return ", ".join(f"{call} {v:.2f}" for call, v in list(by_call.items())[:n])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
@@ -78,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--queries", default="40,120", help="the two run lengths, in queries")
     ap.add_argument("--hosts", help="comma-separated contact points (default: the local node)")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--syscalls", action="store_true",
+                    help="count system calls under strace -f -c instead of instructions under callgrind")
     ap.add_argument("--asyncio", action="store_true",
                     help="--factories names asyncio configurations (benchmarks.bench_asyncio's, acsylla's among them; "
                          "driver+bridge is the reference)")
@@ -99,21 +127,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         prefix = ASYNCIO
     names = [reference] + [f for f in args.factories.split(",") if f and f != reference]
     results: dict[str, Any] = {}
+    unit = "system calls" if args.syscalls else "instructions"
     with reach(args.hosts) as contact:
         hosts = ",".join(contact.hosts)
         for name in names:
-            totals = {n: instructions(args.workload, prefix + name, n, hosts, contact.port) for n in lengths}
-            results[name] = {"totals": {str(n): t for n, t in totals.items()},
-                             "per_query": callgrind.per_query(totals)}
-            print(f"{name}: {results[name]['per_query']:,.0f} instructions per query", flush=True)
+            results[name] = _count(args, prefix + name, lengths, hosts, contact.port)
+            per = results[name]["per_query"]
+            print(f"{name}: {per:,.2f} {unit} per query" if args.syscalls
+                  else f"{name}: {per:,.0f} {unit} per query", flush=True)
     ref = results[reference]["per_query"]
-    print(f"\n| configuration | instructions per query ({args.workload}) | vs. {reference} |\n|---|--:|--:|")
+    extra = " | the most frequent, per query" if args.syscalls else ""
+    print(f"\n| configuration | {unit} per query ({args.workload}) | vs. {reference}{extra} |\n"
+          f"|---|--:|--:|{'---|' if args.syscalls else ''}")
     for name, r in results.items():
-        r["ratio"] = r["per_query"] / ref
-        print(f"| {name} | {r['per_query']:,.0f} | {r['ratio']:.3f}x |")
+        r["ratio"] = r["per_query"] / ref if ref else None  # (a reference that made no call: no ratio)
+        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.3f}x"
+        if args.syscalls:
+            print(f"| {name} | {r['per_query']:,.2f} | {ratio} | {_largest(r['by_call'])} |")
+        else:
+            print(f"| {name} | {r['per_query']:,.0f} | {ratio} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"workload": args.workload, "queries": lengths, "results": results}, f, indent=1)
+            json.dump({"workload": args.workload, "queries": lengths, "counted": unit, "results": results}, f,
+                      indent=1)
     return 0
 
 

@@ -135,6 +135,10 @@ class CompiledFraming:
     checksumming on) from :mod:`framing`; the frames, segments, bytes, errors and log messages are
     the driver's."""
 
+    #: the most bytes one read takes from the socket: the driver's 4 KiB make a 200-row page five to seven
+    #: ``recv`` calls (its read loop, in the driver's ``handle_read``, reads until a read comes back short)
+    in_buffer_size = 64 * 1024
+
     process_io_buffer = framing.process_io_buffer
     if DISPATCH_OURS:  # not on scylla-driver, whose decoders and encoders take protocol features
         process_msg = framing.process_msg

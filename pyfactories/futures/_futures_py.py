@@ -260,8 +260,9 @@ _RETURN_STEPS = _plans_py._steps(((HostConnection, "return_connection"),))
 def return_connection(pool: Any, connection: Any) -> None:
     """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
     a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
-    condition = (pool._stream_available_condition if type(pool) is HostConnection and _plans_py._unchanged(_RETURN_STEPS)
-                 and "return_connection" not in vars(pool) else None)
+    ours = (type(pool) is HostConnection and _plans_py._unchanged(_RETURN_STEPS)
+            and "return_connection" not in vars(pool))
+    condition = pool._stream_available_condition if ours else None
     if type(condition) is not threading.Condition:
         pool.return_connection(connection)
         return
@@ -358,7 +359,8 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     elif protocol_version == 1:
         fetch_size = None
     start_time = time.time()
-    stamp = timestamp(session.cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp else None
+    stamp = (timestamp(session.cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp
+             else None)
 
     if prepared_statement is None:
         query_string = query.query_string
@@ -376,7 +378,8 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     message.allow_beta_protocol_version = session.cluster.allow_beta_protocol_version
 
     spec_policy = profile.speculative_execution_policy
-    plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
+    plan = (spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy
+            else None)
     future = future_class.__new__(future_class)
     init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
                 profile.load_balancing_policy, start_time, plan, host)

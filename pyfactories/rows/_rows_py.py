@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ._columns import (DEFAULT_CACHE_SIZE, CacheInfo, ColumnSetCache, _check_maxsize, checked_rows, column_key,
-                       row_values)
+from ._columns import DEFAULT_CACHE_SIZE, CacheInfo, ColumnSetCache, checked_rows, column_key, row_values
 from ._rowclass import make_row_class
 from ._typed_py import ColumnMismatch, args_row, class_row, kwargs_row
 

@@ -9,7 +9,6 @@ driver each see the same objects in the same state."""
 
 from __future__ import annotations
 
-import io
 
 from cassandra import segment as drv_segment
 from cassandra.connection import Connection
