@@ -34,7 +34,7 @@ SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_route
 #: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors, TLS,
 #: the driver's other behaviours next to its own class).
 CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_framing.py", "tests/connection/test_writes.py",
-              "tests/integration/test_connection.py", "tests/integration/test_framing.py",
+              "tests/connection/test_reads.py", "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The leaner futures, against the driver's own futures, policies and pools where they are the ones
 #: they follow (cassandra-driver); scylla-driver keeps its own (whose policies and pools differ): there,
