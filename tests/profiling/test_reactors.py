@@ -40,7 +40,10 @@ def test_each_connection_class_runs_sync_or_is_refused_with_its_reason(contact, 
     proc = subprocess.run(
         [sys.executable, "-m", "profiling", "run", "-H", ",".join(contact.hosts), "--port", str(contact.port),
          "--keyspace", KEYSPACE, "--keep-data", "--node-warmup", "0", "--out", str(out), "--connection-class", name,
-         "--pattern", "sync", "--factory", "tuple", "--read", "-n", "300", "--profiler", "none"],
+         "--pattern", "sync", "--factory", "tuple", "--read", "-n", "300", "--profiler", "none",
+         # protocol v4: the driver's own classes' v5 read loop loses a segment's first bytes when a read ends
+         # in them and defuncts the connection on the next CRC (docs/connection.md); not what this tests
+         "--protocol-version", "4"],
         cwd=ROOT, capture_output=True, text=True, timeout=180)
     if LISTED[name] != "available":
         assert proc.returncode == 2 and LISTED[name] in proc.stderr, proc.stdout + proc.stderr
