@@ -16,8 +16,9 @@ from . import _driver
 from ._impl import COMPILED
 
 #: Whether the driver's decoders and encoders take ``protocol_features`` (scylla-driver's do): its
-#: ``ResponseFuture``, message dispatch and encoding differ from those the leaner futures, the
-#: compiled dispatch and the compiled encoder follow, so those keep the driver's code.
+#: message dispatch and encoding differ from those the compiled dispatch and the compiled encoder
+#: follow, so those keep the driver's code; its ``ResponseFuture`` differs, and the leaner futures
+#: follow it where it does (``pyfactories.futures._scylla_py``).
 PROTOCOL_FEATURES = _driver.takes_protocol_features()
 
 #: What of the driver the connection classes use, by module: the read loop and segment codec they
@@ -81,11 +82,7 @@ def futures_off() -> str | None:
     """Why the leaner futures (``pyfactories.futures``) cannot run here, or None."""
     if not COMPILED:
         return "pyfactories runs its pure-Python implementation"
-    why = release_off()
-    if why is None and PROTOCOL_FEATURES:
-        why = (f"{_driver.distribution()} {cassandra.__version__}'s ResponseFuture differs from cassandra-driver's, "
-               "the one they follow")
-    return why
+    return release_off()
 
 
 def connection_off() -> str | None:

@@ -63,6 +63,10 @@ cdef inline tuple _snapshot(object listeners):
     return tuple(found)
 
 
+#: whether the driver's futures finish as scylla-driver's with aborted retries do (``_callbacks_py.ABORTABLE``)
+cdef bint _ABORTABLE = hasattr(ResponseFuture, "_abort_retry")
+
+
 cdef inline tuple _outcome(future, response, bint result):
     if result:
         future._final_result = response
@@ -71,25 +75,54 @@ cdef inline tuple _outcome(future, response, bint result):
     return _snapshot(future._errbacks)
 
 
-cdef inline void _finish(future, response, bint result) except *:
-    cdef tuple to_call, item
-    cdef dict kwargs
-    timer = future._timer
-    if timer:
-        timer.cancel()
+cdef inline bint _aborted(future, bint aborting, generation) except -1:
+    """In the future's lock (scylla-driver's with aborted retries): whether it is not to be finished now."""
+    if future._retry_aborted:
+        return True
+    if aborting:
+        if (generation != future._page_generation or future._final_result is not _NOT_SET
+                or future._final_exception is not None):
+            return True
+        future._retry_aborted = True
+    return False
+
+
+cdef inline void _record_time(future) except *:
     metrics = future._metrics
     if metrics is not None:
         metrics.request_timer.addValue(_now() - future._start_time)
+
+
+cdef inline void _finish(future, response, bint result, generation=_NOT_SET) except *:
+    cdef tuple to_call = None, item
+    cdef dict kwargs
+    cdef bint aborting = generation is not _NOT_SET
+    if not aborting:
+        timer = future._timer
+        if timer:
+            timer.cancel()
+    if not _ABORTABLE:
+        _record_time(future)
     lock = future._callback_lock
     if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
         lock.acquire()
         try:
-            to_call = _outcome(future, response, result)
+            if not (_ABORTABLE and _aborted(future, aborting, generation)):
+                to_call = _outcome(future, response, result)
         finally:
             lock.release()
     else:
         with lock:
-            to_call = _outcome(future, response, result)
+            if not (_ABORTABLE and _aborted(future, aborting, generation)):
+                to_call = _outcome(future, response, result)
+    if to_call is None:
+        return
+    if aborting:
+        timer = future._timer
+        if timer:
+            timer.cancel()
+    if _ABORTABLE:
+        _record_time(future)
     future._event.set()
     _wake_awaiter(future, response, not result)
     for item in to_call:
@@ -120,9 +153,11 @@ def set_final_result(future, response):
     _finish(future, response, True)
 
 
-def set_final_exception(future, response):
-    """``ResponseFuture._set_final_exception``."""
-    _finish(future, response, False)
+def set_final_exception(future, response, retry_abort_generation=_NOT_SET):
+    """``ResponseFuture._set_final_exception`` (scylla-driver's can abort a retry: ``retry_abort_generation``)."""
+    if retry_abort_generation is not _NOT_SET and not _ABORTABLE:
+        raise TypeError("set_final_exception() got an unexpected keyword argument 'retry_abort_generation'")
+    _finish(future, response, False, retry_abort_generation)
 
 
 cdef inline void _append(future, str name, tuple item) except *:

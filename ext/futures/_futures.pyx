@@ -58,16 +58,71 @@ cdef object _MAX_LONG = MAX_LONG
 include "_callbacks.pxi"
 
 
-def query(future, host, message=None, cb=None):
-    """``pyfactories.futures._futures_py.query``."""
-    if message is None:
-        message = future.message
+cdef void _not_sent(future, host, pool, connection, exc) except *:
+    """``pyfactories.futures._callbacks_py.not_sent``."""
+    cdef bint busy = isinstance(exc, NoConnectionsAvailable)
+    if busy:
+        log.debug("All connections for host %s are at capacity, moving to the next host", host)
+    elif isinstance(exc, ConnectionBusy):
+        busy = True
+        log.debug("Connection for host %s is busy, moving to the next host", host)
+    else:
+        log.debug("Error querying host %s", host, exc_info=True)
+    future._errors[host] = exc
+    if busy:
+        return
+    if future._metrics is not None:
+        future._metrics.on_connection_error()
+    if connection:
+        pool.return_connection(connection)
+
+
+cdef object _pool_for(future, host):
+    """``pyfactories.futures._callbacks_py.pool_for``."""
     pool = future.session._pools.get(host)
     if not pool:
         future._errors[host] = ConnectionException("Host has been marked down or removed")
         return None
-    elif pool.is_shutdown:
+    if pool.is_shutdown:
         future._errors[host] = ConnectionException("Pool is shutdown")
+        return None
+    return pool
+
+
+def pool_for(future, host):
+    """``pyfactories.futures._callbacks_py.pool_for``."""
+    return _pool_for(future, host)
+
+
+cdef void _take_answer(future, response, kind) except *:
+    """``pyfactories.futures._callbacks_py.take_answer``."""
+    future._warnings = getattr(response, "warnings", None)
+    future._custom_payload = getattr(response, "custom_payload", None)
+    if kind == RESULT_KIND_ROWS:
+        future._paging_state = response.paging_state
+        future._col_names = response.column_names
+        future._col_types = response.column_types
+        future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
+    else:
+        future._set_final_result(None)
+
+
+def take_answer(future, response, kind):
+    """``pyfactories.futures._callbacks_py.take_answer``."""
+    _take_answer(future, response, kind)
+
+
+def not_sent(future, host, pool, connection, exc):
+    """``pyfactories.futures._callbacks_py.not_sent``."""
+    _not_sent(future, host, pool, connection, exc)
+
+
+def cassandra_query(future, host, message=None, cb=None):
+    """``pyfactories.futures._futures_py.query`` (cassandra-driver's)."""
+    if message is None:
+        message = future.message
+    pool = _pool_for(future, host)
+    if pool is None:
         return None
     future._current_host = host
     connection = None
@@ -83,19 +138,8 @@ def query(future, host, message=None, cb=None):
                                                           handler.decode_message, result_meta)
         future.attempted_hosts.append(host)
         return request_id
-    except NoConnectionsAvailable as exc:
-        log.debug("All connections for host %s are at capacity, moving to the next host", host)
-        future._errors[host] = exc
-    except ConnectionBusy as exc:
-        log.debug("Connection for host %s is busy, moving to the next host", host)
-        future._errors[host] = exc
     except Exception as exc:
-        log.debug("Error querying host %s", host, exc_info=True)
-        future._errors[host] = exc
-        if future._metrics is not None:
-            future._metrics.on_connection_error()
-        if connection:
-            pool.return_connection(connection)
+        _not_sent(future, host, pool, connection, exc)
     return None
 
 
@@ -111,8 +155,8 @@ cdef class Completion:
         self.future._set_result(self.host, self.connection, self.pool, response)
 
 
-def set_result(future, host, connection, pool, response):
-    """``pyfactories.futures._futures_py.set_result``."""
+def cassandra_set_result(future, host, connection, pool, response):
+    """``pyfactories.futures._futures_py.set_result`` (cassandra-driver's)."""
     if not isinstance(response, ResultMessage):
         _driver_set_result(future, host, connection, pool, response)
         return
@@ -126,18 +170,17 @@ def set_result(future, host, connection, pool, response):
         future.coordinator_host = host
         if pool:
             _return_connection(pool, connection)
-        future._warnings = getattr(response, "warnings", None)
-        future._custom_payload = getattr(response, "custom_payload", None)
-        if kind == RESULT_KIND_ROWS:
-            future._paging_state = response.paging_state
-            future._col_names = response.column_names
-            future._col_types = response.column_types
-            future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
-        else:
-            future._set_final_result(None)
+        _take_answer(future, response, kind)
     except Exception as exc:
-        log.exception("Unexpected exception while handling result in ResponseFuture:\n%s", future)
+        log.exception("Unexpected exception while handling result in ResponseFuture:")
         future._set_final_exception(exc)
+
+
+include "_scylla.pxi"
+
+#: the line's steps (``_futures_py``'s names)
+query = scylla_query if _SCYLLA else cassandra_query
+set_result = scylla_set_result if _SCYLLA else cassandra_set_result
 
 
 cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
@@ -193,7 +236,7 @@ include "_plans.pxi"
 
 
 cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                  load_balancer, start_time, speculative_execution_plan, host):
+                  load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token):
     future.session = session
     future.row_factory = row_factory or session.row_factory
     future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
@@ -206,11 +249,18 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
     future._callback_lock = _Lock()
     future._start_time = start_time
     future._host = host
+    if _SCYLLA:
+        _init_extras(future, result_metadata, routing_token)
     if speculative_execution_plan:
         future._spec_execution_plan = speculative_execution_plan
-    future.query_plan = [host] if host else _query_plan(future._load_balancer, session.keyspace, query)
+    if _SCYLLA:
+        future.query_plan = _scylla_plan(future._load_balancer, session.keyspace, query, host)
+    else:
+        future.query_plan = [host] if host else _query_plan(future._load_balancer, session.keyspace, query)
     future._event = Once()
     future._errors = {}
+    if _TABLET_VERSIONS:
+        future._control_connection_requests = {}
     future.attempted_hosts = []
     if type(future._spec_execution_plan) is NoSpeculativeExecutionPlan:
         if timeout is not None:
@@ -222,10 +272,11 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
 
 
 def init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                load_balancer, start_time, speculative_execution_plan, host):
+                load_balancer, start_time, speculative_execution_plan, host, result_metadata=_NOT_SET,
+                routing_token=None):
     """``pyfactories.futures._futures_py.init_future``."""
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                 load_balancer, start_time, speculative_execution_plan, host)
+                 load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token)
 
 
 include "_messages.pxi"
@@ -263,12 +314,16 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     retry_policy = query.retry_policy or profile.retry_policy
     protocol_version = version
     fetch_size = query.fetch_size
-    if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
+    if fetch_size is FETCH_SIZE_UNSET and (_SCYLLA or protocol_version >= 2):
         fetch_size = session.default_fetch_size
-    elif protocol_version == 1:
+    elif protocol_version == 1 and not _SCYLLA:
         fetch_size = None
     start_time = _now()
-    stamp = _timestamp(cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp else None
+    stamp = (_timestamp(cluster.timestamp_generator) if (_SCYLLA or protocol_version >= 3) and session.use_client_timestamp
+             else None)
+    result_metadata, routing_key, routing_token = _NOT_SET, None, None
+    if _TABLET_VERSIONS:
+        routing_key, routing_token = _routing(session, query)
 
     if simple:
         query_string = query.query_string
@@ -276,6 +331,9 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
         message = _query_message(query_string, cl, serial_cl, fetch_size, paging_state, stamp, keyspace)
+    elif _SCYLLA:
+        message, result_metadata = _scylla_execute_message(session, query, prepared_statement, cl, serial_cl,
+                                                           fetch_size, paging_state, stamp, routing_key, routing_token)
     else:
         message = _execute_message(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
                                    stamp, bool(prepared_statement.result_metadata),
@@ -290,7 +348,7 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
     plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
     future = future_class.__new__(future_class)
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
-                 profile.load_balancing_policy, start_time, plan, host)
+                 profile.load_balancing_policy, start_time, plan, host, result_metadata, routing_token)
     return future
 
 

@@ -3,7 +3,7 @@
 
 # The driver's messages, built as their __init__ builds them (the same attributes set in the same order)
 # without the class call, keyword arguments and super() calls; by the class itself if its __init__ is
-# not the one this follows.
+# not the one this follows (scylla-driver's, and a replaced one).
 cdef object _new_object = object.__new__
 cdef object _EXECUTE_INIT = ExecuteMessage.__init__
 cdef object _QUERY_INIT = QueryMessage.__init__
@@ -25,7 +25,7 @@ cdef object _query_params(msg, query_params, consistency_level, serial_consisten
 
 cdef object _execute_message(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
                              paging_state, timestamp, skip_meta, result_metadata_id):
-    if ExecuteMessage.__init__ is not _EXECUTE_INIT:
+    if _SCYLLA or ExecuteMessage.__init__ is not _EXECUTE_INIT:
         return ExecuteMessage(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
                               paging_state, timestamp, skip_meta=skip_meta, continuous_paging_options=None,
                               result_metadata_id=result_metadata_id)
@@ -38,7 +38,7 @@ cdef object _execute_message(query_id, query_params, consistency_level, serial_c
 
 cdef object _query_message(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
                            keyspace):
-    if QueryMessage.__init__ is not _QUERY_INIT:
+    if _SCYLLA or QueryMessage.__init__ is not _QUERY_INIT:
         return QueryMessage(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
                             None, keyspace)
     msg = _new_object(QueryMessage)

@@ -32,9 +32,11 @@ _PYFACTORIES_CONNECTION = [
     ("pyfactories/connection/_writes_py.py", (), "socket"),
     # the leaner futures (pyfactories.futures): taking an answer and finishing is dispatch, the rest
     # (building, planning, sending, adding callbacks) the request path
-    ("pyfactories/futures/_futures_py.py", ("set_result", "return_connection", "set_final_result", "set_final_exception",
-                                    "_finish"), "dispatch"),
-    ("pyfactories/futures/_futures_py.py", (), "request"),
+    ("pyfactories/futures/_futures_py.py", ("cassandra_set_result", "return_connection"), "dispatch"),
+    ("pyfactories/futures/_scylla_py.py", ("set_result",), "dispatch"),
+    ("pyfactories/futures/_callbacks_py.py", ("set_final_result", "set_final_exception", "_finish", "take_answer"),
+     "dispatch"),
+    ("pyfactories/futures/", (), "request"),
     # awaiting (pyfactories.aio): handing an answer to the loop and finishing its futures is dispatch, the
     # rest (awaiting, paging, cancelling) the request path
     ("pyfactories/aio/", ("on_result", "on_error", "wake", "post", "drain", "settle"), "dispatch"),

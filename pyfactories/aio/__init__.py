@@ -16,7 +16,7 @@ in ``pyfactories.aio._aio``). Cancelling the awaiting task ends the request the 
 timeout does (see ``docs/asyncio.md``).
 
 What ``install`` changes, on one session object: its ``_create_response_future`` gives the futures the
-driver builds (every request on scylla-driver, or with ``enable(..., futures=False)``; batches and the
+driver builds (every request with ``enable(..., futures=False)``; batches and the
 other requests ``pyfactories.futures`` leaves to the driver) the class :class:`AwaitableResponseFuture`,
 the driver's ``ResponseFuture`` with ``__await__`` and nothing else. ``pyfactories.futures``'
 ``LeanResponseFuture`` is awaitable by itself. ``uninstall`` (``pyfactories.disable``) puts it back.

@@ -24,8 +24,9 @@ speculative executions, timeouts), and less work per request:
 
 Requests the driver builds in a way this module does not (a custom payload, ``execute_as``,
 batches, graph statements, continuous paging, the legacy execution parameters) go to the driver's
-method, untouched; so do all requests of scylla-driver, whose ``ResponseFuture`` differs
-(:data:`FUTURES_OURS`). ``uninstall`` puts the session's method back. The specification is
+method, untouched. On scylla-driver the futures follow its own ``ResponseFuture`` where it differs (in
+the releases pyfactories is tested on: :data:`FUTURES_OURS`), and ``execute_concurrent`` stays the
+driver's. ``uninstall`` puts the session's method back. The specification is
 ``pyfactories.futures._futures_py``; ``pyfactories.futures._futures`` is its compiled twin.
 """
 
@@ -50,8 +51,9 @@ else:
 __all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "execute_concurrent", "install", "uninstall",
            "is_installed"]
 
-#: whether this driver's ``ResponseFuture`` is the one this module follows (cassandra-driver's)
-FUTURES_OURS = not _support.PROTOCOL_FEATURES
+#: whether this driver's ``ResponseFuture`` is one this module follows: cassandra-driver's, or that of a
+#: scylla-driver release pyfactories is tested on (another's steps may differ)
+FUTURES_OURS = not _support.PROTOCOL_FEATURES or _support.release_off() is None
 
 
 class LeanResponseFuture(ResponseFuture):
@@ -74,6 +76,8 @@ aio._spec.wakes_itself(LeanResponseFuture)
 LeanCreate = _spec.LeanCreate
 
 
+#: whether the driver's ``execute_concurrent`` is the one :func:`execute_concurrent` follows (cassandra-driver's)
+CONCURRENT_OURS = not _support.PROTOCOL_FEATURES
 #: the driver's ``cassandra.concurrent.execute_concurrent``, as imported
 DRIVERS_EXECUTE_CONCURRENT = _concurrent.execute_concurrent
 
@@ -86,7 +90,8 @@ def execute_concurrent(session: Any, statements_and_parameters: Any, concurrency
     the leaner futures and the results as a list, the same requests, callbacks and results with the
     books kept in C (``pyfactories.futures._futures_py.ListResults``); anything else, the driver's."""
     try:
-        ours = not results_generator and is_installed(session) and _drivers_executor_as_imported()
+        ours = (not results_generator and CONCURRENT_OURS and is_installed(session)
+                and _drivers_executor_as_imported())
     except Exception:  # noqa: BLE001 (not a session this module knows: the driver's, with its errors)
         ours = False
     if not ours:
@@ -113,7 +118,7 @@ def _drivers_executor_as_imported() -> bool:
 
 
 def _route_concurrent_lists() -> None:
-    if _concurrent.execute_concurrent is DRIVERS_EXECUTE_CONCURRENT:
+    if CONCURRENT_OURS and _concurrent.execute_concurrent is DRIVERS_EXECUTE_CONCURRENT:
         _concurrent.execute_concurrent = execute_concurrent
 
 

@@ -8,12 +8,9 @@ callbacks and errbacks, added or not; ``add_callbacks`` takes the future's lock 
 request builds one ``functools.partial`` per callback. This module is what ``pyfactories.futures``
 puts in their place, with the driver's semantics:
 
-* :class:`Once`: ``Event``'s ``is_set``/``set``/``clear``/``wait``. The compiled one makes a lock
-  only when a thread waits on an unset future; this twin is ``threading.Event`` itself.
-* :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
-  :func:`add_errback`, :func:`add_callbacks`: the driver's methods of the same names (without the
-  leading ``_``), callbacks called with the same arguments, in the same order, outside the lock.
-  Finishing one also wakes the tasks that await it (:func:`wake_awaiter`), without a callback.
+* :class:`Once`, :func:`set_final_result`, :func:`set_final_exception`, :func:`add_callback`,
+  :func:`add_errback`, :func:`add_callbacks` (``_callbacks_py``): the future's completion event and its
+  callbacks, the driver's semantics without a ``Condition`` or a ``functools.partial`` per request.
 * :func:`query` (with :class:`Completion`), :func:`set_result` and :func:`return_connection`: the
   driver's ``_query`` and ``_set_result`` (and its pool's ``return_connection``) of a request with
   rows or none, without a ``functools.partial``, keyword arguments or a ``Condition.notify`` per
@@ -26,7 +23,11 @@ puts in their place, with the driver's semantics:
   (``execute_as`` is one) or continuous paging; the request gets a future of class ``future_class``
   (``pyfactories.futures.LeanResponseFuture``). Any other request goes to the driver's method.
 * :class:`ListResults`: the driver's ``execute_concurrent`` (and ``execute_concurrent_with_args``) with
-  the results as a list (``pyfactories.futures._concurrent_py``).
+  the results as a list (``pyfactories.futures._concurrent_py``; cassandra-driver's only).
+
+On scylla-driver (:data:`SCYLLA`) the steps where its futures differ are its own (``_scylla_py``): how a
+request is sent, an answer taken, a future built (routing tokens, tablet versions), and its query plan
+(its policy's own).
 """
 
 from __future__ import annotations
@@ -44,8 +45,7 @@ from cassandra.cluster import (
     ResponseFuture,
     _ConfigMode,
 )
-from cassandra.connection import ConnectionBusy, ConnectionException
-from cassandra.pool import HostConnection, NoConnectionsAvailable
+from cassandra.pool import HostConnection
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
 from cassandra.query import (
@@ -58,7 +58,7 @@ from cassandra.query import (
 
 from cassandra import ProtocolVersion
 
-from . import _concurrent_py, _plans_py
+from . import _callbacks_py, _concurrent_py, _plans_py, _scylla_py
 
 # the plans' part of this twin, under the names the compiled module has
 distance, get_replicas, token_aware_plan = _plans_py.distance, _plans_py.get_replicas, _plans_py.token_aware_plan
@@ -66,125 +66,27 @@ murmur3 = _plans_py.murmur3
 query_plan, timestamp = _plans_py.query_plan, _plans_py.timestamp
 ListResults, result_set, result = _concurrent_py.ListResults, _concurrent_py.result_set, _concurrent_py.result
 
-Once = threading.Event
+# the callbacks' part of this twin, under the names the compiled module has
+Once, Completion, AWAITER_ATTRIBUTE = _callbacks_py.Once, _callbacks_py.Completion, _callbacks_py.AWAITER_ATTRIBUTE
+set_final_result, set_final_exception = _callbacks_py.set_final_result, _callbacks_py.set_final_exception
+add_callback, add_errback, add_callbacks = _callbacks_py.add_callback, _callbacks_py.add_errback, _callbacks_py.add_callbacks
+wake_awaiter, snapshot, not_sent = _callbacks_py.wake_awaiter, _callbacks_py.snapshot, _callbacks_py.not_sent
+take_answer, pool_for = _callbacks_py.take_answer, _callbacks_py.pool_for
 #: the driver's logger of these steps (the same records)
 log = logging.getLogger("cassandra.cluster")
-#: where ``pyfactories.aio`` keeps a future's awaiter
-AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
 #: the plan of requests without speculative executions (the driver's class default): no timer for it
 _NO_SPECULATION = NoSpeculativeExecutionPlan
+#: whether the driver is scylla-driver, whose futures differ (``_scylla_py``)
+SCYLLA = _scylla_py.SCYLLA
 
 
-def set_final_result(future: Any, response: Any) -> None:
-    """``ResponseFuture._set_final_result``."""
-    _finish(future, response, "_final_result", "_callbacks")
-
-
-def set_final_exception(future: Any, response: Any) -> None:
-    """``ResponseFuture._set_final_exception``."""
-    _finish(future, response, "_final_exception", "_errbacks")
-
-
-def _finish(future: Any, response: Any, outcome: str, listeners: str) -> None:
-    timer = future._timer
-    if timer:
-        timer.cancel()
-    metrics = future._metrics
-    if metrics is not None:
-        metrics.request_timer.addValue(time.time() - future._start_time)
-    with future._callback_lock:
-        setattr(future, outcome, response)
-        # a copy, taken in the lock: a callback added from now on runs on the spot instead
-        to_call = snapshot(getattr(future, listeners))
-    future._event.set()
-    wake_awaiter(future, response, outcome == "_final_exception")
-    for fn, args, kwargs in to_call:
-        fn(response, *args, **kwargs)
-
-
-def wake_awaiter(future: Any, response: Any, failed: bool) -> None:
-    """The tasks awaiting ``future`` (``pyfactories.aio``'s awaiter, kept on the future) get its outcome:
-    before the callbacks, so that a callback that raises cannot leave them waiting."""
-    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
-    if awaiter is not None:
-        try:
-            awaiter.wake(response, failed)
-        except Exception:
-            log.exception("could not wake the tasks awaiting %r", future)
-
-
-def snapshot(listeners: Any) -> tuple:
-    """Each listener's function and arguments as they are now, what the driver's ``partial`` per listener
-    keeps (its errors too: a function that cannot be called, keyword arguments that are neither a mapping
-    nor pairs), all before any runs, so a callback that changes a later one's arguments (they are
-    reachable) changes nothing of this call."""
-    if listeners is None:
-        return ()
-    found = []
-    for fn, args, kwargs in listeners:
-        if not callable(fn):
-            raise TypeError("the first argument must be callable")
-        found.append((fn, tuple(args), dict(kwargs)))  # as the driver takes them: a mapping or pairs
-    return tuple(found)
-
-
-def _append(future: Any, name: str, item: tuple) -> None:
-    """Add to the future's callbacks or errbacks, in its lock: the list is made by the first one
-    (``ResponseFuture``'s class attributes are ``None``: a future finished without any has none)."""
-    listeners = getattr(future, name)
-    if listeners is None:
-        setattr(future, name, [item])
-    else:
-        listeners.append(item)
-
-
-def add_callback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``ResponseFuture.add_callback``."""
-    with future._callback_lock:
-        _append(future, "_callbacks", (fn, args, kwargs))
-        run_now = future._final_result is not _NOT_SET
-    if run_now:
-        fn(future._final_result, *args, **kwargs)
-    return future
-
-
-def add_errback(future: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``ResponseFuture.add_errback``."""
-    with future._callback_lock:
-        _append(future, "_errbacks", (fn, args, kwargs))
-        run_now = bool(future._final_exception)
-    if run_now:
-        fn(future._final_exception, *args, **kwargs)
-    return future
-
-
-def add_callbacks(future: Any, callback: Any, errback: Any, callback_args: Any = (), callback_kwargs: Any = None,
-                  errback_args: Any = (), errback_kwargs: Any = None) -> None:
-    """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
-    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
-    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
-    with future._callback_lock:
-        _append(future, "_callbacks", (callback, cb_args, cb_kwargs))
-        _append(future, "_errbacks", (errback, eb_args, eb_kwargs))
-        succeeded = future._final_result is not _NOT_SET
-        failed = bool(future._final_exception)
-    if succeeded:
-        callback(future._final_result, *cb_args, **cb_kwargs)
-    if failed:
-        errback(future._final_exception, *eb_args, **eb_kwargs)
-
-
-def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
-    """``ResponseFuture._query``: the request sent to ``host``; its request id, or ``None`` (the
+def cassandra_query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
+    """cassandra-driver's ``ResponseFuture._query``: the request sent to ``host``; its request id, or ``None`` (the
     error kept by host) when that host cannot take it. The answer goes to :class:`Completion`."""
     if message is None:
         message = future.message
-    pool = future.session._pools.get(host)
-    if not pool:
-        future._errors[host] = ConnectionException("Host has been marked down or removed")
-        return None
-    elif pool.is_shutdown:
-        future._errors[host] = ConnectionException("Pool is shutdown")
+    pool = pool_for(future, host)
+    if pool is None:
         return None
     future._current_host = host
     connection = None
@@ -199,36 +101,14 @@ def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
                                                           handler.decode_message, result_meta)
         future.attempted_hosts.append(host)
         return request_id
-    except NoConnectionsAvailable as exc:
-        log.debug("All connections for host %s are at capacity, moving to the next host", host)
-        future._errors[host] = exc
-    except ConnectionBusy as exc:
-        log.debug("Connection for host %s is busy, moving to the next host", host)
-        future._errors[host] = exc
     except Exception as exc:
-        log.debug("Error querying host %s", host, exc_info=True)
-        future._errors[host] = exc
-        if future._metrics is not None:
-            future._metrics.on_connection_error()
-        if connection:
-            pool.return_connection(connection)
+        not_sent(future, host, pool, connection, exc)
     return None
 
 
-class Completion:
-    """The callback of a request :func:`query` sent: ``partial(future._set_result, host, connection, pool)``."""
 
-    __slots__ = ("future", "host", "connection", "pool")
-
-    def __init__(self, future: Any, host: Any, connection: Any, pool: Any) -> None:
-        self.future, self.host, self.connection, self.pool = future, host, connection, pool
-
-    def __call__(self, response: Any) -> None:
-        self.future._set_result(self.host, self.connection, self.pool, response)
-
-
-def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
-    """``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
+def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
+    """cassandra-driver's ``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
     answer goes to the driver's method."""
     kind = response.kind if isinstance(response, ResultMessage) else None
     if (type(kind) is not int or kind not in (RESULT_KIND_ROWS, RESULT_KIND_VOID) or getattr(response, "trace_id", None)
@@ -239,17 +119,9 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
         future.coordinator_host = host
         if pool:
             return_connection(pool, connection)
-        future._warnings = getattr(response, "warnings", None)
-        future._custom_payload = getattr(response, "custom_payload", None)
-        if kind == RESULT_KIND_ROWS:
-            future._paging_state = response.paging_state
-            future._col_names = response.column_names
-            future._col_types = response.column_types
-            future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
-        else:
-            future._set_final_result(None)
+        take_answer(future, response, kind)
     except Exception as exc:
-        log.exception("Unexpected exception while handling result in ResponseFuture:\n%s", future)
+        log.exception("Unexpected exception while handling result in ResponseFuture:")
         future._set_final_exception(exc)
 
 
@@ -277,9 +149,11 @@ def return_connection(pool: Any, connection: Any) -> None:
 
 def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
                 retry_policy: Any, row_factory: Any, load_balancer: Any, start_time: float,
-                speculative_execution_plan: Any, host: Any) -> None:
+                speculative_execution_plan: Any, host: Any, result_metadata: Any = _NOT_SET,
+                routing_token: Any = None) -> None:
     """``ResponseFuture.__init__`` of a request :func:`create_future` builds (metrics: the session's; no
-    continuous paging state), its event a :class:`Once`."""
+    continuous paging state), its event a :class:`Once`; on scylla-driver, with what its futures add
+    (``_scylla_py.init_extras``)."""
     future.session = session
     future.row_factory = row_factory or session.row_factory
     future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
@@ -292,12 +166,19 @@ def init_future(future: Any, session: Any, message: Any, query: Any, timeout: An
     future._callback_lock = threading.Lock()
     future._start_time = start_time
     future._host = host
+    if SCYLLA:
+        _scylla_py.init_extras(future, result_metadata, routing_token)
     if speculative_execution_plan:
         future._spec_execution_plan = speculative_execution_plan
     # ResponseFuture._make_query_plan
-    future.query_plan = [host] if host else query_plan(future._load_balancer, session.keyspace, query)
+    if SCYLLA:
+        future.query_plan = _scylla_py.plan(future._load_balancer, session.keyspace, query, host)
+    else:
+        future.query_plan = [host] if host else query_plan(future._load_balancer, session.keyspace, query)
     future._event = Once()
     future._errors = {}
+    if SCYLLA and _scylla_py.TABLET_VERSIONS:
+        future._control_connection_requests = {}
     future.attempted_hosts = []
     if type(future._spec_execution_plan) is _NO_SPECULATION:
         # ResponseFuture._start_timer of a plan whose next_execution is always -1
@@ -354,13 +235,16 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
     retry_policy = query.retry_policy or profile.retry_policy
     protocol_version = version
     fetch_size = query.fetch_size
-    if fetch_size is FETCH_SIZE_UNSET and protocol_version >= 2:
+    if fetch_size is FETCH_SIZE_UNSET and (SCYLLA or protocol_version >= 2):
         fetch_size = session.default_fetch_size
-    elif protocol_version == 1:
+    elif protocol_version == 1 and not SCYLLA:  # scylla-driver asks no protocol version here
         fetch_size = None
     start_time = time.time()
-    stamp = (timestamp(session.cluster.timestamp_generator) if protocol_version >= 3 and session.use_client_timestamp
-             else None)
+    stamp = (timestamp(session.cluster.timestamp_generator)
+             if (SCYLLA or protocol_version >= 3) and session.use_client_timestamp else None)
+    result_metadata, routing_key, routing_token = _NOT_SET, None, None
+    if _scylla_py.TABLET_VERSIONS:
+        routing_key, routing_token = _scylla_py.routing(session, query)
 
     if prepared_statement is None:
         query_string = query.query_string
@@ -368,6 +252,10 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
         if parameters:
             query_string = bind_params(query_string, parameters, session.encoder)
         message = query_message(query_string, cl, serial_cl, fetch_size, paging_state, stamp, keyspace)
+    elif SCYLLA:
+        message, result_metadata = _scylla_py.execute_message(session, query, prepared_statement, cl, serial_cl,
+                                                              fetch_size, paging_state, stamp, routing_key,
+                                                              routing_token)
     else:
         message = execute_message(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state,
                                   stamp, bool(prepared_statement.result_metadata),
@@ -382,7 +270,7 @@ def create_future(future_class: type, driver: Any, session: Any, query: Any, par
             else None)
     future = future_class.__new__(future_class)
     init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
-                profile.load_balancing_policy, start_time, plan, host)
+                profile.load_balancing_policy, start_time, plan, host, result_metadata, routing_token)
     return future
 
 
@@ -402,3 +290,8 @@ class LeanCreate:
                  execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None, host: Any = None) -> Any:
         return create_future(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
                              timeout, execution_profile, paging_state, host)
+
+
+#: the line's steps: scylla-driver's where its futures differ (``_scylla_py``)
+query = _scylla_py.query if SCYLLA else cassandra_query
+set_result = _scylla_py.set_result if SCYLLA else cassandra_set_result

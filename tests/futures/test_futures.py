@@ -1,30 +1,25 @@
 """The parts of ``pyfactories.futures`` that need no server, compiled (id ``c``, ``pyfactories.futures._futures``)
-and pure Python (``py``, ``pyfactories.futures._futures_py``): the completion event against ``threading.Event``,
-and the callback methods against the driver's own ``ResponseFuture`` methods on the same future state."""
+and pure Python (``py``, ``pyfactories.futures._futures_py``; the ``spec`` fixture): the completion event
+against ``threading.Event``, and the callback methods, answers, messages and streams against the driver's own
+``ResponseFuture`` methods on the same future state, on either driver line."""
 
 from __future__ import annotations
 
 import gc
-import importlib
 import threading
 import time
 from functools import partial
 
 import pytest
 from cassandra.cluster import _NOT_SET, ResponseFuture
-from cassandra.metadata import MAX_LONG, MIN_LONG, Murmur3Token, Token
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyfactories import futures
 
-MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
+#: whether the driver's futures can abort a retry (scylla-driver's with tablet versions)
+ABORTABLE = hasattr(ResponseFuture, "_abort_retry")
 SETTLE_S = 10.0
-
-
-@pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
-def spec(request):
-    return importlib.import_module(MODULES[request.param])
 
 
 def test_the_installed_module_is_the_compiled_one():
@@ -34,11 +29,17 @@ def test_the_installed_module_is_the_compiled_one():
                                       else "pyfactories.futures._futures_py")
 
 
-def test_futures_are_ours_on_cassandra_driver_only():
-    """scylla-driver's ResponseFuture differs: its sessions keep the driver's futures."""
+def test_futures_are_ours_where_they_follow_the_drivers():
+    """cassandra-driver's futures, and those of the scylla-driver releases pyfactories is tested on (whose
+    ``ResponseFuture`` differs: ``_scylla_py``); the driver's ``execute_concurrent`` stays on scylla-driver."""
+    import cassandra
+
     from pyfactories import _driver
 
-    assert futures.FUTURES_OURS is (_driver.distribution() == "cassandra-driver")
+    scylla = _driver.distribution() == "scylla-driver"
+    assert futures._spec.SCYLLA is scylla
+    assert futures.FUTURES_OURS is (not scylla or cassandra.__version__ in _driver.TESTED_RELEASES["scylla-driver"])
+    assert futures.CONCURRENT_OURS is (not scylla)
 
     class Session:
         pass
@@ -166,6 +167,8 @@ def bare(cls, event, metrics=None):
     future._timer = Timer()
     future._metrics = metrics
     future._start_time = time.time()
+    if ABORTABLE:  # scylla-driver's futures finish only while no retry was aborted
+        future._retry_aborted, future._page_generation = False, 0
     return future
 
 
@@ -313,259 +316,7 @@ def test_not_set_sentinel_is_the_drivers(spec):
     assert log == []
 
 
-# The query plan and the timestamps ------------------------------------------------------------
-
-class Metadata:
-    """The cluster metadata a TokenAwarePolicy asks: replicas per (keyspace, routing key)."""
-
-    def __init__(self, replicas):
-        self.replicas = replicas
-        self.asked = []
-
-    def get_replicas(self, keyspace, key):
-        self.asked.append((keyspace, key))
-        return list(self.replicas)  # a new list each time: shuffling one leaves the next as it was
-
-
-class Cluster:
-    def __init__(self, metadata, hosts):
-        self.metadata = metadata
-        self.endpoints_resolved = [h.endpoint for h in hosts]
-
-
-class Statement:
-    def __init__(self, keyspace, routing_key, truthy=True):
-        self.keyspace, self.routing_key, self.truthy = keyspace, routing_key, truthy
-
-    def __bool__(self):
-        return self.truthy
-
-
-plans = st.fixed_dictionaries({
-    "hosts": st.lists(st.tuples(st.sampled_from(["dc1", "dc2", None]), st.booleans()), min_size=1, max_size=6),
-    "local_dc": st.sampled_from(["dc1", "dc2", ""]),
-    "remote": st.integers(0, 2),
-    "replicas": st.lists(st.integers(0, 5), max_size=4),
-    "query": st.one_of(st.none(), st.builds(Statement, st.sampled_from([None, "ks"]),
-                                             st.sampled_from([None, b"key"]), st.booleans())),
-    "working": st.sampled_from([None, "w"]),
-    "shuffle": st.booleans(),
-    "take": st.integers(0, 8),
-    "position": st.integers(0, 10),
-    "seed": st.integers(0, 2**16),
-    "recording": st.booleans(),
-})
-
-
-def _policy(case):
-    import random
-
-    from cassandra.connection import DefaultEndPoint
-    from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
-    from cassandra.pool import Host
-
-    hosts = []
-    for i, (dc, up) in enumerate(case["hosts"]):
-        host = Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy, datacenter=dc)
-        host.set_up() if up else host.set_down()
-        hosts.append(host)
-    replicas = [hosts[i] for i in case["replicas"] if i < len(hosts)]
-    metadata = Metadata(replicas)
-    class Recording(DCAwareRoundRobinPolicy):
-        """A child that is not exactly the driver's class: asked as it is, and what it is asked kept."""
-
-        calls: list = []
-
-        def make_query_plan(self, working_keyspace=None, query=None):
-            self.calls.append(("plan", working_keyspace, id(query)))
-            return super().make_query_plan(working_keyspace, query)
-
-        def distance(self, host):
-            self.calls.append(("distance", str(host.endpoint)))
-            return super().distance(host)
-
-    child = (Recording if case["recording"] else DCAwareRoundRobinPolicy)(case["local_dc"], case["remote"])
-    child.calls = []
-    policy = TokenAwarePolicy(child, case["shuffle"])
-    random.seed(0)
-    policy.populate(Cluster(metadata, hosts), hosts)
-    policy._child_policy._position = case["position"]
-    return policy, metadata
-
-
-def _walk(plan, take):
-    import random
-
-    taken = []
-    try:
-        for _ in range(take):
-            taken.append(str(next(plan).endpoint))
-    except StopIteration:
-        taken.append("end")
-    except Exception as exc:  # noqa: BLE001 (the plan's own error, compared)
-        taken.append(type(exc).__name__)
-    return taken, random.random()
-
-
-@settings(max_examples=1000)
-@given(case=plans)
-def test_query_plans_as_the_drivers(spec, case):
-    """The same hosts in the same order as the driver's TokenAwarePolicy(DCAwareRoundRobinPolicy), the
-    same calls on its metadata and the same round-robin position, however far the plan is walked."""
-    import random
-
-    seen = []
-    for make in (spec.query_plan, lambda p, ks, q: iter(p.make_query_plan(ks, q))):
-        policy, metadata = _policy(case)
-        random.seed(case["seed"])
-        plan = make(policy, case["working"], case["query"])
-        assert metadata.asked == []  # nothing before the first host is asked for
-        seen.append((_walk(plan, case["take"]), metadata.asked, policy._child_policy._position,
-                     policy._child_policy.calls))
-    assert seen[0] == seen[1]
-
-
-def test_other_policies_plan_as_they_do(spec):
-    from cassandra.policies import RoundRobinPolicy
-
-    class Policy(RoundRobinPolicy):
-        def make_query_plan(self, working_keyspace=None, query=None):
-            return [working_keyspace, query]
-
-    assert list(spec.query_plan(Policy(), "ks", "q")) == ["ks", "q"]
-
-
-class OddToken(Token):
-    """A token of another class in a Murmur3 ring: the ring is the driver's to search."""
-
-
-class Value(int):
-    """A token value that is not exactly an int: compared by the driver, with its own ``<``."""
-
-    def __lt__(self, other):
-        return int(self) > int(other)
-
-
-rings = st.fixed_dictionaries({
-    "values": st.lists(st.integers(MIN_LONG, MAX_LONG), min_size=0, max_size=12, unique=True),
-    "keys": st.lists(st.one_of(st.binary(max_size=12), st.just(b"\x00"), st.text(max_size=3)), min_size=1, max_size=6),
-    "keyspace": st.sampled_from(["ks", "other", None]),
-    "built": st.booleans(),
-    "lie": st.sampled_from([None, "token", "value", "ring", "map"]),
-    "plain": st.booleans(),
-})
-
-
-def _token_map(case):
-    from cassandra.connection import DefaultEndPoint
-    from cassandra.metadata import Metadata, TokenMap
-    from cassandra.policies import SimpleConvictionPolicy
-    from cassandra.pool import Host
-
-    metadata = Metadata()
-    tokens = sorted(Murmur3Token(v) for v in case["values"])
-    hosts = [Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy) for i in range(len(tokens))]
-    token_map = TokenMap(Murmur3Token, dict(zip(tokens, hosts)), tokens, metadata)
-    if case["built"]:
-        token_map.tokens_to_hosts_by_ks["ks"] = {t: [h, hosts[0]] for t, h in zip(tokens, hosts)}
-    if tokens and case["lie"] == "token":
-        tokens[len(tokens) // 2] = OddToken(tokens[len(tokens) // 2].value)
-    elif tokens and case["lie"] == "value":
-        tokens[len(tokens) // 2].value = Value(tokens[len(tokens) // 2].value)
-    elif case["lie"] == "ring":
-        token_map.ring = tuple(tokens)
-    elif case["lie"] == "map" and case["built"]:
-        token_map.tokens_to_hosts_by_ks["ks"] = {t: (h,) for t, h in zip(tokens, hosts)}
-    metadata.token_map = token_map if case["plain"] or tokens else None
-    return metadata
-
-
-@settings(max_examples=500)
-@given(case=rings)
-def test_replicas_as_the_drivers(spec, case):
-    """The driver's own Metadata and Murmur3 token map: the same replicas (the same list object) or
-    the same error as ``Metadata.get_replicas``, for any ring, key and keyspace, built or not, with
-    tokens, values, rings and maps that are not the driver's types."""
-    def outcome(get):
-        metadata = _token_map(case)
-        found = []
-        for key in case["keys"]:
-            try:
-                found.append(get(metadata, key))
-            except Exception as exc:  # noqa: BLE001 (the driver's own error, compared)
-                found.append(type(exc).__name__)
-        return found, metadata
-
-    ours, ours_metadata = outcome(lambda m, key: spec.get_replicas(m, case["keyspace"], key))
-    theirs, their_metadata = outcome(lambda m, key: m.get_replicas(case["keyspace"], key))
-    assert [_hosts(r) for r in ours] == [_hosts(r) for r in theirs]
-    if ours_metadata.token_map is not None:  # a map built by the call is built alike
-        assert set(ours_metadata.token_map.tokens_to_hosts_by_ks) == set(their_metadata.token_map.tokens_to_hosts_by_ks)
-
-
-def _hosts(found):
-    return found if isinstance(found, str) else (type(found).__name__, [str(h.endpoint) for h in found])
-
-
-def test_replicas_are_the_maps_own_list(spec):
-    """Shuffling what it answers shuffles the map's list, as with the driver's (the policy relies on it)."""
-    metadata = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
-    lists = set(map(id, metadata.token_map.tokens_to_hosts_by_ks["ks"].values()))
-    for key in (b"a", b"b", b"c", b"d"):
-        found = spec.get_replicas(metadata, "ks", key)
-        assert id(found) in lists and found is metadata.get_replicas("ks", key)
-
-
-def _changed_classes():
-    from cassandra.metadata import Metadata, TokenMap
-
-    def value_negated(monkeypatch):
-        monkeypatch.setattr(Murmur3Token, "value", property(
-            lambda self: -self.__dict__["value"], lambda self, v: self.__dict__.__setitem__("value", v)),
-            raising=False)
-
-    theirs = ["theirs"]
-    return {
-        "a value property": value_negated,
-        "Token.__lt__": lambda mp: mp.setattr(Token, "__lt__", lambda self, other: self.value > other.value),
-        "Murmur3Token.__init__": lambda mp: mp.setattr(
-            Murmur3Token, "__init__", lambda self, token: setattr(self, "value", token // 2)),
-        "Murmur3Token.hash_fn": lambda mp: mp.setattr(Murmur3Token, "hash_fn", classmethod(lambda cls, key: 0)),
-        "Murmur3Token.from_key": lambda mp: mp.setattr(
-            Murmur3Token, "from_key", classmethod(lambda cls, key: cls(len(key) * 10 ** 17))),
-        "TokenMap.get_replicas": lambda mp: mp.setattr(TokenMap, "get_replicas", lambda self, ks, token: theirs),
-        "Metadata.get_replicas": lambda mp: mp.setattr(Metadata, "get_replicas", lambda self, ks, key: theirs),
-    }
-
-
-@pytest.mark.parametrize("change", sorted(_changed_classes()))
-def test_a_changed_driver_class_is_searched_as_the_driver_searches(spec, monkeypatch, change):
-    """A search method or the tokens' ``value`` replaced on the driver's classes after import: the
-    same replicas as the driver's search, which calls them (no search of its own on the old ones)."""
-    metadata = _token_map({"values": [n * 10 ** 18 for n in range(-9, 10, 2)], "built": True, "lie": None,
-                           "plain": True})
-    keys = [bytes([n]) * n for n in range(1, 13)]
-    plain = [id(spec.get_replicas(metadata, "ks", key)) for key in keys]
-    _changed_classes()[change](monkeypatch)
-    theirs = [metadata.get_replicas("ks", key) for key in keys]
-    ours = [spec.get_replicas(metadata, "ks", key) for key in keys]
-    assert [id(found) for found in ours] == [id(found) for found in theirs]
-    assert [id(found) for found in ours] != plain  # (the change changes the answer: the check could fail)
-    monkeypatch.undo()
-    assert [id(spec.get_replicas(metadata, "ks", key)) for key in keys] == plain
-
-
-def test_replicas_of_a_built_murmur3_map_are_found_without_the_drivers_call(spec):
-    """Only what it cannot search itself goes to ``Metadata.get_replicas`` (here: a keyspace not built)."""
-    metadata = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
-    asked = []
-    drivers = metadata.get_replicas
-    metadata.get_replicas = lambda keyspace, key: asked.append(keyspace) or drivers(keyspace, key)
-    for key in (b"a", b"b", b"c", b"d"):
-        spec.get_replicas(metadata, "ks", key)
-    assert asked == []
-    spec.get_replicas(metadata, "other", b"a")
-    assert asked == ["other"]
+# Timestamps ---------------------------------------------------------------------------------------
 
 
 def test_timestamps_as_the_drivers(spec, caplog):
@@ -714,7 +465,7 @@ def test_answers_taken_as_the_drivers(spec, answer):
     for take in (spec.set_result, ResponseFuture._set_result):
         future = bare(Lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
         future.message = type("Message", (), {"continuous_paging_options": None})()
-        future.row_factory = factory
+        future.row_factory, future.prepared_statement = factory, None
         response = {
             "void": lambda: _answer(RESULT_KIND_VOID),
             "rows": lambda: _answer(RESULT_KIND_ROWS, [(1, 2), (3, 4)], paging_state=b"p"),
@@ -727,6 +478,101 @@ def test_answers_taken_as_the_drivers(spec, answer):
         outcomes.append((future._final_result, type(exc), str(exc), future.coordinator_host, future._warnings,
                          future._custom_payload, future._paging_state, future._col_names, future._event.is_set()))
     assert outcomes[0] == outcomes[1]
+
+
+class Pool:
+    """A pool that lends its one connection and records what it lends and gets back (shut down or not)."""
+
+    def __init__(self, connection=None, shut_down=False):
+        self.connection, self.is_shutdown, self.borrowed, self.returned = connection, shut_down, [], []
+
+    def borrow_connection(self, timeout, **routing):
+        self.borrowed.append((timeout, routing))
+        return self.connection, 7
+
+    def return_connection(self, connection, stream_was_orphaned=False):
+        self.returned.append((connection, stream_was_orphaned))
+
+
+@pytest.mark.parametrize("shut_down", [False, True])
+@pytest.mark.parametrize("answer", ["rows", "a new result metadata id"])
+def test_a_connection_goes_back_to_its_pool_as_the_drivers(spec, shut_down, answer):
+    """Given back unless the pool is shut down on scylla-driver, always on cassandra-driver."""
+    from cassandra.protocol import RESULT_KIND_ROWS
+
+    outcomes = []
+    for take in (spec.set_result, ResponseFuture._set_result):
+        future = bare(Lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
+        future.message = type("Message", (), {"continuous_paging_options": None})()
+        future.row_factory, future.prepared_statement = (lambda names, rows: [tuple(row) for row in rows]), None
+        pool = Pool(shut_down=shut_down)
+        extra = {"result_metadata_id": b"id"} if answer == "a new result metadata id" else {}
+        take(future, "host", "connection", pool, _answer(RESULT_KIND_ROWS, [(1, 2)], **extra))
+        outcomes.append((pool.returned, future._final_result, future._final_exception))
+    assert outcomes[0] == outcomes[1] and outcomes[0][1] == [(1, 2)]
+
+
+@pytest.mark.parametrize("generation", [0, 1])
+@pytest.mark.parametrize("before", ["nothing", "a result", "an exception", "an aborted retry"])
+def test_an_aborted_retry_finishes_as_the_drivers(pair, generation, before):
+    """scylla-driver's futures finish a retry aborted for the page they are on, once, and nothing after
+    it; cassandra-driver's take no ``retry_abort_generation``."""
+    outcomes = []
+    for future in pair:
+        seen = []
+        future._callbacks, future._errbacks = [(record(seen, "callback"), (), {})], [(record(seen, "errback"), (), {})]
+        try:
+            if before == "a result":
+                future._set_final_result("rows")
+            elif before == "an exception":
+                future._set_final_exception(ValueError("first"))
+            elif before == "an aborted retry":
+                future._set_final_exception(KeyError("aborted"), retry_abort_generation=0)
+            future._set_final_exception(ConnectionError("shut down"), retry_abort_generation=generation)
+            then = "finished"
+        except TypeError as exc:
+            then = type(exc).__name__
+        future._set_final_result("late")
+        outcomes.append((then, future._final_result, repr(future._final_exception), future._timer.cancelled,
+                         len(future._metrics.request_timer.values), future._event.is_set(), repr(seen)))
+    assert outcomes[0] == outcomes[1]
+
+
+class Sender:
+    """A connection whose ``send_msg`` records what it sends, or fails."""
+
+    def __init__(self, fails):
+        self.fails, self.sent = fails, []
+
+    def send_msg(self, msg, request_id, cb, encoder=None, decoder=None, result_metadata=None):
+        if self.fails:
+            raise OSError("the socket is gone")
+        self.sent.append((msg, request_id, result_metadata))
+        return 42
+
+
+@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("statement", [True, False])
+def test_a_request_is_sent_as_the_drivers(spec, fails, statement):
+    """The pool asked as the driver asks it (by routing key, keyspace, table and token on scylla-driver),
+    the stream recorded and put back when sending fails, the error kept by host, the connection returned."""
+    outcomes = []
+    for send in (spec.query, ResponseFuture._query):
+        future = bare(Lean, threading.Event())
+        connection = Sender(fails)
+        pool = Pool(connection)
+        future.session = type("Session", (), {"_pools": {"host": pool}})()
+        future.message, future.prepared_statement, future._errors, future.attempted_hosts = "message", None, {}, []
+        future.query = type("Statement", (), {"routing_key": b"k", "keyspace": "ks", "table": "t"})() if statement else None
+        future._req_id, future._routing_token, future._bound_result_metadata = 3, "token", ["metadata"]
+        answer = send(future, "host")
+        returned = [(given is connection, orphaned) for given, orphaned in pool.returned]
+        outcomes.append((answer, pool.borrowed, returned, connection.sent, future._req_id,
+                         repr(future._errors.get("host")), future.attempted_hosts, future._current_host,
+                         vars(future).get("_control_connection_query_attempted"),
+                         vars(future).get("request_encoded_size")))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0][0] is None) is fails
 
 
 # Messages -----------------------------------------------------------------------------------------
@@ -811,23 +657,3 @@ def test_any_lock_is_taken_and_given_back(pair, make):
         else:
             assert lock.acquire(False)  # given back
             lock.release()
-
-
-@settings(max_examples=1000)
-@given(data=st.one_of(st.binary(max_size=70), st.binary(min_size=1, max_size=40).map(lambda b: bytes(x | 0x80 for x in b))))
-def test_murmur3_as_the_drivers(spec, data):
-    """The partitioner's hash of any key, the last block's high bytes (read as signed) included."""
-    from cassandra import metadata
-
-    assert spec.murmur3(data) == metadata.murmur3(data)
-
-
-def test_a_replaced_murmur3_is_the_one_called(spec, monkeypatch):
-    from cassandra import metadata
-
-    asked = []
-    monkeypatch.setattr(metadata, "murmur3", lambda key: asked.append(key) or 0)
-    assert spec.murmur3(b"key") == 0 and asked == [b"key"]
-    ring = _token_map({"values": [-5, 7, 100], "built": True, "lie": None, "plain": True})
-    assert spec.get_replicas(ring, "ks", b"other") is ring.get_replicas("ks", b"other")
-    assert asked == [b"key", b"other", b"other"]

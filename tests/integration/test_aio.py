@@ -4,7 +4,7 @@ bridge (``add_callbacks`` -> ``loop.call_soon_threadsafe`` -> an asyncio future)
 ``async for``; cancelled awaits (``wait_for``, ``asyncio.timeout``, ``TaskGroup``) finish every request once
 and leave the session working with no stream held; requests finished together wake the loop fewer times
 than there are requests. Each on a session with the leaner futures, on one whose futures the driver builds
-(``futures=False``: what every request on scylla-driver gets), on our connection over the driver's asyncio
+(``futures=False``), on our connection over the driver's asyncio
 reactor, and on the driver's own connection class."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def sessions(contact):
     clusters, found = [], {}
     try:
         for name, kind in KINDS.items():
-            # (scylla-driver, or pure Python: every session's futures are the driver's)
+            # (in pure Python every session's futures are the driver's)
             lean = kind["futures"] and _support.futures_off() is None
             options = {"connection_class": AsyncioConnection} if kind["reactor"] == "asyncio" else {}
             cluster = open_cluster(contact, protocol_version=5, **options)
@@ -348,7 +348,7 @@ def test_disable_takes_it_back(contact, run):
     cluster, session = connect(contact, protocol_version=5)
     try:
         with warnings.catch_warnings():
-            # (the one warning says what is off: the rows on some drivers, the leaner futures on scylla-driver)
+            # (the one warning says what is off: the rows on some drivers)
             warnings.simplefilter("ignore" if _support.rows_off() or not futures.FUTURES_OURS else "error",
                                   RuntimeWarning)
             pyfactories.enable(session, connection=False)

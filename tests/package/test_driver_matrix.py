@@ -36,13 +36,13 @@ SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_route
 CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_framing.py", "tests/connection/test_writes.py",
               "tests/connection/test_reads.py", "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
-#: The leaner futures, against the driver's own futures, policies and pools where they are the ones
-#: they follow (cassandra-driver); scylla-driver keeps its own (whose policies and pools differ): there,
-#: that they stay off.
+#: The leaner futures, against the driver's own futures, messages and pools on each line (scylla-driver's
+#: steps where its futures differ), and against the node; the query plans and replicas they compute only
+#: on cassandra-driver (scylla-driver's policy, which knows tablets, plans its own requests).
 FUTURES = ["tests/futures/test_futures.py", "tests/integration/test_futures.py"]
-FUTURES_OFF = ["tests/futures/test_futures.py::test_futures_are_ours_on_cassandra_driver_only"]
+PLANS = ["tests/futures/test_plans.py"]
 #: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
-#: futures and with the driver's own (the only ones scylla-driver's sessions have).
+#: futures and with the driver's own.
 AIO = ["tests/aio/test_aio.py", "tests/integration/test_aio.py"]
 #: The package's unit suite (the tools' own tests, under tests/benchmarks and tests/profiling, stay out).
 #: The checks of the source tree (its layout, structure and imports) read the sources, which the copy has not.
@@ -120,7 +120,7 @@ def _release_run(driver, wheels, suite, contact, where):
 def _second_half(driver, wheels, suite, contact, where):
     """The second half of ``driver``'s subset (:data:`SECOND_HALF`, the futures, awaiting)."""
     python = env_with(where / "env-second", [driver, wheels[TAG], *TEST_TOOLS])
-    futures = FUTURES if driver.startswith("cassandra-driver==") else FUTURES_OFF
+    futures = [*FUTURES, *PLANS] if driver.startswith("cassandra-driver==") else FUTURES
     return run(python, "-m", "pytest", *SECOND_HALF, *futures, *AIO, "-q", "-p", "no:cacheprovider",
                env=against(contact), cwd=suite, ok=False)
 
@@ -160,12 +160,7 @@ def test_the_fast_path_and_connection_tests_pass_on(driver, runs):
     assert (found["row"], found["fields"]) == ("Row", ["key", "cluster_name"])
     status = found["status"]
     assert status["connection"]["why"].startswith("TimerQueueLibevConnection")
-    if driver.startswith("cassandra-driver=="):
-        assert all(part["on"] for part in status.values()) and found["warnings"] == [], found
-    else:  # scylla-driver: everything but the leaner futures, and one warning saying why
-        assert [name for name, part in status.items() if not part["on"]] == ["futures"], found
-        assert "ResponseFuture differs from cassandra-driver's" in status["futures"]["why"]
-        assert len(found["warnings"]) == 1 and "futures is off: " in found["warnings"][0], found
+    assert all(part["on"] for part in status.values()) and found["warnings"] == [], found
     if driver == REFERENCE_RELEASE:
         assert done is None and cassandra.__version__ == driver.split("==")[1]  # make test ran the subset on it
     else:

@@ -238,13 +238,17 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         # the leaner futures' twin: building a request, finishing one
         f"thread (2): MainThread;main (/a/b.py:1);LeanCreate.__call__ ({pkg}/futures/_futures_py.py:200);"
         f"create_future ({pkg}/futures/_futures_py.py:150) 1": "request",
-        f"{head};add_callbacks ({pkg}/futures/_futures_py.py:90) 1": "request",
-        f"{head};_finish ({pkg}/futures/_futures_py.py:60) 1": "dispatch",
-        f"{head};Completion.__call__ ({pkg}/futures/_futures_py.py:230);set_result ({pkg}/futures/_futures_py.py:240);"
-        f"return_connection ({pkg}/futures/_futures_py.py:270) 1": "dispatch",
-        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_futures_py.py:190) 1": "request",
+        f"{head};add_callbacks ({pkg}/futures/_callbacks_py.py:90) 1": "request",
+        f"{head};_finish ({pkg}/futures/_callbacks_py.py:60) 1": "dispatch",
+        f"{head};Completion.__call__ ({pkg}/futures/_callbacks_py.py:230);cassandra_set_result "
+        f"({pkg}/futures/_futures_py.py:240);return_connection ({pkg}/futures/_futures_py.py:270) 1": "dispatch",
+        f"{head};Completion.__call__ ({pkg}/futures/_callbacks_py.py:230);set_result ({pkg}/futures/_scylla_py.py:140);"
+        f"take_answer ({pkg}/futures/_callbacks_py.py:250) 1": "dispatch",
+        f"thread (2): MainThread;main (/a/b.py:1);cassandra_query ({pkg}/futures/_futures_py.py:190) 1": "request",
+        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_scylla_py.py:90);"
+        f"pool_for ({pkg}/futures/_callbacks_py.py:230) 1": "request",
         # awaiting (pyfactories.aio): an answer handed to the loop, and finished there, is dispatch
-        f"{head};_finish ({pkg}/futures/_futures_py.py:60);Awaiter.on_result ({pkg}/aio/_aio_py.py:130);"
+        f"{head};_finish ({pkg}/futures/_callbacks_py.py:60);Awaiter.on_result ({pkg}/aio/_aio_py.py:130);"
         f"Waker.post ({pkg}/aio/_aio_py.py:60) 1": "dispatch",
         f"thread (2): MainThread;run ({pkg}/aio/_aio_py.py:1);Waker.drain ({pkg}/aio/_aio_py.py:80);"
         f"settle ({pkg}/aio/_aio_py.py:90) 1": "dispatch",
