@@ -153,11 +153,18 @@ def set_final_result(future, response):
     _finish(future, response, True)
 
 
-def set_final_exception(future, response, retry_abort_generation=_NOT_SET):
-    """``ResponseFuture._set_final_exception`` (scylla-driver's can abort a retry: ``retry_abort_generation``)."""
-    if retry_abort_generation is not _NOT_SET and not _ABORTABLE:
-        raise TypeError("set_final_exception() got an unexpected keyword argument 'retry_abort_generation'")
+def aborting_set_final_exception(future, response, retry_abort_generation=_NOT_SET):
+    """``ResponseFuture._set_final_exception`` of scylla-driver's futures that can abort a retry."""
     _finish(future, response, False, retry_abort_generation)
+
+
+def plain_set_final_exception(future, response):
+    """``ResponseFuture._set_final_exception``."""
+    _finish(future, response, False)
+
+
+#: the driver's (``_callbacks_py.set_final_exception``)
+set_final_exception = aborting_set_final_exception if _ABORTABLE else plain_set_final_exception
 
 
 cdef inline void _append(future, str name, tuple item) except *:

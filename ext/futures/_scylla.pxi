@@ -40,11 +40,11 @@ cdef tuple _scylla_execute_message(session, query, prepared_statement, cl, seria
                               skip_meta=bool(prepared_statement.result_metadata), continuous_paging_options=None,
                               result_metadata_id=prepared_statement.result_metadata_id), _NOT_SET
     result_metadata, result_metadata_id = prepared_statement.result_metadata_and_id
-    block = session._compute_tablet_version_block(query, routing_key, routing_token)
     message = ExecuteMessage(prepared_statement.query_id, query.values, cl, serial_cl, fetch_size, paging_state, stamp,
                              skip_meta=bool(result_metadata) and result_metadata_id is not None,
                              continuous_paging_options=None, result_metadata_id=result_metadata_id,
-                             tablet_version_block=block)
+                             tablet_version_block=session._compute_tablet_version_block(query, routing_key,
+                                                                                        routing_token))
     return message, result_metadata
 
 

@@ -33,7 +33,9 @@ from ._callbacks_py import ABORTABLE, Completion, log, not_sent, pool_for, take_
 
 #: whether the driver is scylla-driver, whose futures these steps follow
 SCYLLA = _support.PROTOCOL_FEATURES
-#: whether its requests carry tablet versions (routing tokens, result metadata snapshots, aborted retries)
+#: whether its requests carry tablet versions (routing tokens, result metadata snapshots, aborted retries):
+#: all of them came in one release (3.29.12), told by its ``_abort_retry`` (the futures run only on the
+#: releases pyfactories is tested on)
 TABLET_VERSIONS = SCYLLA and ABORTABLE
 
 
