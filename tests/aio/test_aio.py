@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 import types
 from functools import partial
 
@@ -35,6 +36,18 @@ def request_future(columns=("k",)):
     future._start_time = 0.0
     future._retry_aborted, future._page_generation = False, 0  # (scylla-driver's)
     return future
+
+
+def finish_once_awaited(future, finish, *args):
+    """``finish(*args)`` from another thread once a task awaits ``future`` (its awaiter added to the future's
+    callbacks): a finish that must wake the loop, however late the awaiting task starts on a busy machine."""
+    def run():
+        deadline = time.monotonic() + SETTLE_S
+        while not future._callbacks and time.monotonic() < deadline:
+            time.sleep(0.005)
+        finish(*args)
+
+    threading.Thread(target=run, daemon=True).start()
 
 
 def awaiting(spec, future):
@@ -158,7 +171,7 @@ def test_await_gives_the_result_set_the_driver_gives(spec, loop):
     future = request_future()
 
     async def main():
-        threading.Timer(0.05, future._set_final_result, ([(1,), (2,)],)).start()
+        finish_once_awaited(future, future._set_final_result, [(1,), (2,)])
         return await asyncio.wait_for(awaiting(spec, future), SETTLE_S)
 
     got = loop.run_until_complete(main())
@@ -174,7 +187,7 @@ def test_await_raises_the_drivers_exception(spec, loop):
     error = InvalidRequest("unconfigured table nowhere")
 
     async def main():
-        threading.Timer(0.05, future._set_final_exception, (error,)).start()
+        finish_once_awaited(future, future._set_final_exception, error)
         return await asyncio.wait_for(awaiting(spec, future), SETTLE_S)
 
     with pytest.raises(InvalidRequest) as info:
