@@ -422,8 +422,11 @@ def test_shutdown_with_requests_in_flight(proxy):
     whose retries the shut-down session no longer runs, end when their timers fire (our timers
     keep firing after the shutdown), with the driver's error, as on the driver's connection."""
     seen = {}
+    # a request timeout well past the time 500 requests and the shutdown take on a busy machine: a timer
+    # that fired before the shutdown reached its request would end it with OperationTimedOut instead
+    timeout = 3
     for name in sorted(CLASSES):
-        cluster, session = _through(proxy, name, request_timeout=1)
+        cluster, session = _through(proxy, name, request_timeout=timeout)
         try:
             session.execute(SELECT_ONE)
             proxy.hold.set()
@@ -431,7 +434,7 @@ def test_shutdown_with_requests_in_flight(proxy):
             t0 = time.monotonic()
             cluster.shutdown()
             took = time.monotonic() - t0
-            outcomes = _settle(futures, within=5)
+            outcomes = _settle(futures, within=timeout + 5)
         finally:
             proxy.hold.clear()
             cluster.shutdown()
