@@ -63,8 +63,10 @@ cdef inline tuple _snapshot(object listeners):
     return tuple(found)
 
 
+from pyfactories.futures._callbacks_py import ABORTABLE as _ABORTABLE_LINE
+
 #: whether the driver's futures finish as scylla-driver's with aborted retries do (``_callbacks_py.ABORTABLE``)
-cdef bint _ABORTABLE = hasattr(ResponseFuture, "_abort_retry")
+cdef bint _ABORTABLE = _ABORTABLE_LINE
 
 
 cdef inline tuple _outcome(future, response, bint result):

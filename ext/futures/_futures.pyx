@@ -89,11 +89,6 @@ cdef object _pool_for(future, host):
     return pool
 
 
-def pool_for(future, host):
-    """``pyfactories.futures._callbacks_py.pool_for``."""
-    return _pool_for(future, host)
-
-
 cdef void _take_answer(future, response, kind) except *:
     """``pyfactories.futures._callbacks_py.take_answer``."""
     future._warnings = getattr(response, "warnings", None)
@@ -105,16 +100,6 @@ cdef void _take_answer(future, response, kind) except *:
         future._set_final_result(future.row_factory(response.column_names, response.parsed_rows))
     else:
         future._set_final_result(None)
-
-
-def take_answer(future, response, kind):
-    """``pyfactories.futures._callbacks_py.take_answer``."""
-    _take_answer(future, response, kind)
-
-
-def not_sent(future, host, pool, connection, exc):
-    """``pyfactories.futures._callbacks_py.not_sent``."""
-    _not_sent(future, host, pool, connection, exc)
 
 
 def cassandra_query(future, host, message=None, cb=None):
