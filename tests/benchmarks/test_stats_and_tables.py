@@ -51,7 +51,7 @@ def test_markdown_table_is_aligned_markdown():
 def test_calibrate_reaches_the_target_duration():
     loops = timing.calibrate(lambda a, b: a + b, 1, 2, target_ns=2_000_000)
     assert loops > 100
-    ns = timing.time_loops(lambda a, b: a + b, 1, 2, loops)
+    ns = min(timing.time_loops(lambda a, b: a + b, 1, 2, loops) for _ in range(5))  # the least disturbed
     assert 200_000 < ns < 50_000_000  # within a wide band on a shared machine
 
 

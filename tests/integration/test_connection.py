@@ -31,7 +31,7 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 KS_TIMERS = "timers"  # this module's own keyspace
 SLOW = "SELECT * FROM system_schema.columns"
-LATE_S = 0.25  # how late a timeout may fire on a shared 2-CPU machine (the driver's and ours alike)
+LATE_S = 1.5  # how late a timeout may fire on a busy shared 2-CPU machine (the driver's and ours alike); the default is 10 s
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,9 @@ def _feed(tally, stop, every_s, outcome, until):
         time.sleep(every_s)
 
 
-def _run(outcome, seconds=3.0, **kw):
+def _run(outcome, seconds=8.0, **kw):
+    """The watchdog over a feeder of ``outcome``: (watchdog, stop event, seconds until it stopped the
+    run or ``seconds`` passed). Far past the fast limits: a busy machine runs its polls late."""
     tally, stop, until = Tally(), threading.Event(), threading.Event()
     feeder = threading.Thread(target=_feed, args=(tally, stop, 0.01, outcome, until))
     t0 = time.monotonic()
@@ -37,19 +39,19 @@ def _run(outcome, seconds=3.0, **kw):
 
 def test_failing_requests_stop_the_run_with_the_reason():
     dog, stop, took = _run(lambda t: t.error(ConnectionError("node gone")))
-    assert stop.is_set() and took < 2.0
+    assert stop.is_set() and took < 4.5
     assert dog.reason.startswith("requests failing:") and "ConnectionError" in dog.reason
 
 
 def test_failures_between_successes_are_not_a_reason_to_stop():
     flip = iter(range(10**9))
-    dog, stop, _ = _run(lambda t: t.success() if next(flip) % 2 else t.error(ValueError("one bad row")))
+    dog, stop, _ = _run(lambda t: t.success() if next(flip) % 2 else t.error(ValueError("one bad row")), seconds=3.0)
     assert not stop.is_set() and dog.reason is None
 
 
 def test_nothing_moving_is_a_stall():
     dog, stop, took = _run(lambda t: None)
-    assert stop.is_set() and 0.9 < took < 2.5
+    assert stop.is_set() and 0.9 < took < 6.0
     assert dog.reason.startswith("nothing answered")
 
 
@@ -66,7 +68,7 @@ def test_requests_being_sent_count_as_movement():
 
 def test_requests_sent_while_no_host_is_up_are_not_movement():
     dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: False, failing_s=10.0)
-    assert stop.is_set() and 0.9 < took < 2.5 and dog.reason.startswith("nothing answered")
+    assert stop.is_set() and 0.9 < took < 6.0 and dog.reason.startswith("nothing answered")
 
 
 def test_no_host_up_for_the_failing_time_stops_the_run():
@@ -74,7 +76,7 @@ def test_no_host_up_for_the_failing_time_stops_the_run():
     sees none while the driver holds no host up: that is a dead node, not a stall to wait out."""
     up = iter([True] * 2)
     dog, stop, took = _run(lambda t: t.sending(), reachable=lambda: next(up, False), stalled_s=30.0)
-    assert stop.is_set() and took < 3.0
+    assert stop.is_set() and took < 4.5
     assert dog.reason.startswith("requests failing: no host up for")
 
 
@@ -108,10 +110,12 @@ def test_a_long_submission_is_not_a_stall():
 
 
 def test_a_pattern_that_does_not_return_is_abandoned_with_the_reason():
-    tally, stop, abandoned = Tally(), threading.Event(), []
-    with Watchdog(tally, stop, on_abandon=abandoned.append, **FAST):
+    tally, stop, abandoned, gone = Tally(), threading.Event(), [], threading.Event()
+    t0 = time.monotonic()
+    with Watchdog(tally, stop, on_abandon=lambda reason: (abandoned.append(reason), gone.set()), **FAST):
         tally.error(ConnectionError("node gone"))
-        time.sleep(2.0)  # a pattern stuck on a request that never ends
+        assert gone.wait(30)  # a pattern stuck on a request that never ends
+    assert time.monotonic() - t0 >= FAST["failing_s"] + FAST["grace_s"]
     assert stop.is_set() and len(abandoned) == 1
     assert abandoned[0].startswith("requests failing") and "abandoned after" in abandoned[0]
 
@@ -142,7 +146,7 @@ def _sending(tally):
 def test_requests_sent_and_none_answered_is_a_stall_where_responses_are_counted():
     # a pattern that counts outcomes only once it has sent everything, its node gone: sends go on
     dog, stop, took = _run(_sending, progress=lambda: 7, progress_is_answers=True)
-    assert stop.is_set() and 0.9 < took < 2.5
+    assert stop.is_set() and 0.9 < took < 6.0
     assert dog.reason == "nothing answered for 1 s (requests sent, no response decoded, none ended)"
 
 
@@ -166,7 +170,7 @@ def test_no_node_accepting_connections_while_none_ends_stops_the_run():
     probes = []
     dog, stop, took = _run(_sending, progress=lambda: next(ticks), progress_is_answers=True, stalled_s=30.0,
                            probe=lambda: probes.append(time.monotonic()) or False)
-    assert stop.is_set() and 0.9 < took < 3.0, took
+    assert stop.is_set() and 0.9 < took < 6.0, took
     assert dog.reason.startswith("requests failing: no node accepted a connection for")
     assert dog.reason.endswith("and no request ended")
     assert all(b - a >= 0.9 for a, b in zip(probes, probes[1:]))  # at most once a second
