@@ -13,6 +13,9 @@ from ..timing.instrument import LOOP_THREAD_NAMES
 
 #: Run-queue time over CPU time above which the sampled shares are flagged (:func:`overload_note`).
 OVERLOAD_RATIO = 3.0
+#: Time-slicing (:func:`overload_note`): waits that long per preemption, summing to that share of the CPU.
+SLICED_WAIT_NS = 1_000_000
+SLICED_RATIO = 0.25
 #: The reactors whose event-loop thread the classification knows by name, fully classified.
 FULL_REACTORS = {"event_loop": "libev", "asyncio_thread": "asyncio"}
 
@@ -60,18 +63,36 @@ def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dic
 
 
 def overload_note(threads: dict[str, dict[str, Any]]) -> str | None:
-    """A warning when the threads waited for a core far longer than they ran (schedstat's run-queue
-    time): py-spy then samples mostly threads that wait to run, where they were preempted,
-    which is often right after waking another thread. On this shared 2-core machine windows
-    that waited up to about twice their CPU still gave the planted cost within 10%; one at five
-    times did not: hence the threshold."""
+    """A warning when the kernel's accounting says the sampled shares are skewed by waits for a core.
+
+    py-spy counts a thread that waits, runnable, for a core as if it ran, where it was preempted.
+    Two cases skew the shares (schedstat's run-queue time, and ``status``'s preemptions):
+
+    - the threads waited far longer than they ran (``OVERLOAD_RATIO``);
+    - they were time-sliced with other CPU-bound work: preempted for a scheduler slice at a time
+      (``SLICED_WAIT_NS`` on average), for a fair share of their CPU (``SLICED_RATIO``). A
+      thread woken by a socket runs at once, so its short bursts rarely wait, while code that
+      runs for milliseconds waits a slice at every slice: its share is overstated.
+
+    Measured on a shared 2-core machine with a cost planted in a row factory: waits of
+    0.1-0.2 ms a preemption, even at twice the threads' CPU, gave the planted share within
+    10%; waits of 2-3.6 ms, at 1.1-1.4 times their CPU, overstated it by 24-43%.
+    """
     cpu = sum(max(0, t["ns"]) for t in threads.values())
     queued = sum(max(0, t.get("queued_ns", 0)) for t in threads.values())
-    if cpu <= 0 or queued <= OVERLOAD_RATIO * cpu:
+    preempted = sum(max(0, t.get("preempted", 0)) for t in threads.values())
+    if cpu <= 0:
         return None
-    return (f"the machine is overloaded: the threads waited {queued / 1e9:.1f} s for a core and ran only "
-            f"{cpu / 1e9:.1f} s, so the sampled shares follow where they waited as much as where they ran; "
-            "rely on the instrumented shares (record) or profile on a quieter machine")
+    if queued > OVERLOAD_RATIO * cpu:
+        return (f"the machine is overloaded: the threads waited {queued / 1e9:.1f} s for a core and ran only "
+                f"{cpu / 1e9:.1f} s, so the sampled shares follow where they waited as much as where they ran; "
+                "rely on the instrumented shares (record) or profile on a quieter machine")
+    if preempted and queued > SLICED_RATIO * cpu and queued > SLICED_WAIT_NS * preempted:
+        return (f"the machine is overloaded: the threads were time-sliced with other CPU-bound work (waited "
+                f"{queued / 1e9:.1f} s for a core, {queued / max(1, preempted) / 1e6:.1f} ms a preemption, and "
+                f"ran {cpu / 1e9:.1f} s), so the sampled shares overstate code that runs for milliseconds at a "
+                "time; rely on the instrumented shares (record) or profile on a quieter machine")
+    return None
 
 
 def reactor_note(thread_names: set[str]) -> str | None:

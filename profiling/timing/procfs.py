@@ -63,8 +63,9 @@ def task_cpu(base: str) -> tuple[int, int, float]:
 
 
 def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
-    """Per live thread, by OS thread id: its OS name, CPU ns (schedstat) and kernel part, and
-    the time it waited, runnable, for a core (schedstat's second field)."""
+    """Per live thread, by OS thread id: its OS name, CPU ns (schedstat) and kernel part, the
+    time it waited, runnable, for a core (schedstat's second field) and how often it was
+    preempted (switched out while runnable)."""
     out: dict[str, dict[str, Any]] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -76,10 +77,20 @@ def threads_cpu(pid: int) -> dict[str, dict[str, Any]]:
             ns, queued, sys_ns = task_cpu(base)
             with open(f"{base}/comm") as f:
                 name = f.read().strip()
+            preempted = _preemptions(base)
         except (OSError, ValueError, IndexError):
             continue  # the thread just ended
-        out[tid] = {"name": name, "ns": ns, "sys_ns": sys_ns, "queued_ns": queued}
+        out[tid] = {"name": name, "ns": ns, "sys_ns": sys_ns, "queued_ns": queued, "preempted": preempted}
     return out
+
+
+def _preemptions(base: str) -> int:
+    """How often the thread was switched out while it could still run (``nonvoluntary_ctxt_switches``)."""
+    with open(f"{base}/status") as f:
+        for line in f:
+            if line.startswith("nonvoluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
 
 
 class ThreadWatch:
@@ -118,7 +129,7 @@ class ThreadWatch:
         out = {}
         for tid, t in self.last.items():
             first = self.start.get(tid, {}) if baseline else {}
-            out[tid] = {"name": t["name"], **{k: t[k] - first.get(k, 0) for k in ("ns", "sys_ns", "queued_ns")}}
+            out[tid] = {"name": t["name"], **{k: t[k] - first.get(k, 0) for k in ("ns", "sys_ns", "queued_ns", "preempted")}}
         return out
 
     def process_ns(self) -> float:

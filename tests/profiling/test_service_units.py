@@ -267,6 +267,24 @@ def test_a_window_whose_threads_mostly_waited_for_a_core_is_flagged():
     assert note and note.startswith("the machine is overloaded") and "waited 4.0 s" in note
 
 
+@pytest.mark.parametrize("queued_s, preempted, flagged", [
+    (0.5, 200, True),  # 2.5 ms a preemption, half the CPU: time-sliced
+    (0.5, 5_000, False),  # 0.1 ms a preemption: woken threads waiting briefly, spread evenly
+    (0.2, 50, False),  # long waits, but a fifth of the CPU only
+    (2.0, 10_000, False),  # twice the CPU in short waits: measured within 10%
+])
+def test_a_window_whose_threads_were_time_sliced_is_flagged(queued_s, preempted, flagged):
+    from profiling.service import results
+
+    threads = {"1": {"name": "event_loop", "ns": 0.8e9, "sys_ns": 0, "queued_ns": queued_s * 0.8e9 / 0.8,
+                     "preempted": preempted * 0.8},
+               "2": {"name": "MainThread", "ns": 0.2e9, "sys_ns": 0, "queued_ns": 0, "preempted": preempted * 0.2}}
+    note = results.overload_note(threads)
+    assert (note is not None) is flagged, note
+    if flagged:
+        assert note.startswith("the machine is overloaded") and "time-sliced" in note and "ms a preemption" in note
+
+
 @pytest.mark.parametrize("factory, switch", [("named_tuple", None), ("pf_ordered_dict", None),
                                              ("ordered_dict", "pyfactories.dict_factory"),
                                              ("my_rows (app/rows.py)", "pyfactories.cached_named_tuple_factory")])
