@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import threading
 import time
@@ -35,11 +36,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3600.0)
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--counters", help="file SIGUSR1 appends the counters to")
+    parser.add_argument("--cpus", help="CPUs to run on, e.g. 1 (its threads, the driver's included, stay there)")
     parser.add_argument("--named-tuples", action="store_true",
                         help="the driver's named_tuple_factory instead of the planted cost")
     parser.add_argument("--pyfactories-connection", action="store_true",
                         help="pyfactories' connection class (connection.cluster_options()) instead of the driver's")
     args = parser.parse_args()
+    if args.cpus:
+        os.sched_setaffinity(0, {int(c) for c in args.cpus.split(",")})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
