@@ -51,9 +51,16 @@ def pytest_collection_modifyitems(config, items):
         )
 
 
-def profile(row_factory=None) -> ExecutionProfile:
+def profile(row_factory=None, request_timeout=None) -> ExecutionProfile:
     """An ExecutionProfile with the driver's default load balancing spelled out (the driver logs otherwise)."""
-    return _profile(**({"row_factory": row_factory} if row_factory is not None else {}))
+    return _profile(**({"row_factory": row_factory} if row_factory is not None else {}),
+                    **({"request_timeout": request_timeout} if request_timeout is not None else {}))
+
+
+#: The shared sessions' request timeout: both sides of a comparison get it, and a node slowed for a
+#: while by the rest of the machine's work (several test processes, builds beside them) is waited for
+#: instead of failing every test of a module at its fixture (the driver's default is 10 s).
+SESSION_TIMEOUT_S = 60.0
 
 
 class Clusters:
@@ -85,11 +92,13 @@ class Clusters:
 
     def shared_cluster(self, protocol: int, mode: str, fid: str | None = None) -> Cluster:
         if mode == "profile":
-            profiles = {name: profile(f) for name, f in factories().items()}
-            return self._cached(("cluster", "profile", protocol), lambda: self.cluster(protocol, profiles=profiles))
+            profiles = {name: profile(f, SESSION_TIMEOUT_S) for name, f in factories().items()}
+            return self._cached(("cluster", "profile", protocol),
+                                lambda: self.cluster(protocol, profiles=profiles, request_timeout=SESSION_TIMEOUT_S))
         if mode == "default":
             f = factories()[fid]
-            return self._cached(("cluster", "default", protocol, fid), lambda: self.cluster(protocol, row_factory=f))
+            return self._cached(("cluster", "default", protocol, fid),
+                                lambda: self.cluster(protocol, row_factory=f, request_timeout=SESSION_TIMEOUT_S))
         if mode == "legacy":
             return self._cached(("cluster", "legacy", protocol), lambda: self.cluster(protocol, legacy=True))
         raise ValueError(mode)
@@ -106,6 +115,7 @@ class Clusters:
                 return Target(session, {"execution_profile": fid})
             if mode == "legacy":
                 session.row_factory = factories()[fid]
+                session.default_timeout = SESSION_TIMEOUT_S
             return Target(session)
 
         return self._cached(("target", protocol, mode, fid), make)
@@ -127,6 +137,8 @@ class Clusters:
                 session.row_factory = factories()[f"py.{rows}"]
             else:
                 raise ValueError(config)
+            if config == "legacy":
+                session.default_timeout = SESSION_TIMEOUT_S
             assert decoding.enable(session, rows=rows) is True
             return Target(session)
 

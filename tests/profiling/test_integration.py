@@ -4,6 +4,7 @@ Kept short (a few thousand operations in all); uses its own keyspace and leaves
 its data (another run may be using it: the node is shared).
 """
 
+import ast
 import json
 import os
 import re
@@ -30,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYSPACE = "pyfactories_profile_test"
 #: How many times a measurement of shares is made when the sampled one is off (a shared machine).
 RUNS = 3
+#: The errors a node slowed by the machine's other work gives: its own timeouts, or the client's.
+TIMEOUTS = {"ReadTimeout", "WriteTimeout", "OperationTimedOut"}
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +166,13 @@ def test_a_signal_stops_cleanly_and_writes_what_it_has(contact, tmp_path, signum
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, rest
     (row,) = json.loads((out / "summary.json").read_text())  # the second factory's run was skipped
-    assert row["interrupted"] and 0 < row["ops"] < 1_000_000 and row["errors"] == 0
+    assert row["interrupted"] and 0 < row["ops"] < 1_000_000
+    # errors only as the node's or the client's timeouts (a node slowed by the machine's other work), each
+    # counted and named in the row's warning; none of the interruption's making
+    kinds = [ast.literal_eval(found.group(1)) for w in row["warnings"]
+             if (found := re.match(r"\d+ errors: (\{.*?\}); first: ", w))]
+    assert sum(sum(k.values()) for k in kinds) == row["errors"], row["warnings"]
+    assert all(set(k) <= TIMEOUTS for k in kinds), row["warnings"]
     assert row["interrupted_reason"].startswith(signal.Signals(signum).name)
     for report in ("summary.md", "index.html"):
         assert f"interrupted: {signal.Signals(signum).name}" in (out / report).read_text()
