@@ -16,6 +16,9 @@ cdef object _range = range
 cdef object _EXECUTION_RESULT = _concurrent.ExecutionResult
 # the namedtuple's own __new__ and __init__ as imported: replaced ones run as the driver would run them
 cdef tuple _EXECUTION_RESULT_STEPS = _steps(((_EXECUTION_RESULT, "__new__"), (_EXECUTION_RESULT, "__init__")))
+#: pyfactories.futures._concurrent_py.QUEUED
+QUEUED = not hasattr(_concurrent.ConcurrentExecutorListResults, "max_error_recursion")
+cdef bint _QUEUED = QUEUED
 
 
 # What ResultSet(future, rows) runs, as imported: replaced, it is called as the driver calls it.
@@ -78,7 +81,8 @@ cdef class ListResults:
     cdef object _statements, _profile, _lock, _wake, _exception, _fail_fast
     cdef list _results, _others  # each statement's place; (idx, result) of what finished where no empty place was
     cdef Py_ssize_t _finished, _sent, _depth, _filled
-    cdef bint _waiting
+    cdef bint _waiting, _sending
+    cdef list _queued  # (QUEUED) the requests started while one was being sent, in order
 
     def __cinit__(self, session, statements_and_params, execution_profile):
         self.session = session
@@ -87,7 +91,7 @@ cdef class ListResults:
         self._lock = _RLock()
         self._wake = allocate_lock()  # held; released for the caller waiting in _wait
         self._wake.acquire()
-        self._results, self._others = [], []
+        self._results, self._others, self._queued = [], [], []
         self._exception = None
         self._fail_fast = False
 
@@ -113,6 +117,9 @@ cdef class ListResults:
             return None
 
     cdef _execute(self, idx, statement, params):
+        if _QUEUED:
+            self._send_queued(idx, statement, params)
+            return
         self._depth += 1
         try:
             future = self.session.execute_async(statement, params, execution_profile=self._profile)
@@ -125,6 +132,26 @@ cdef class ListResults:
             else:  # deep in a chain of requests that raise: the next one from another thread
                 self.session.submit(self._put_result, exc, idx, False)
         self._depth -= 1
+
+    cdef _send_queued(self, idx, statement, params):
+        if self._sending:
+            self._queued.append((idx, statement, params))
+            return
+        self._sending = True
+        self._queued = [(idx, statement, params)]
+        try:
+            while self._queued:
+                idx, statement, params = self._queued.pop(0)
+                try:
+                    future = self.session.execute_async(statement, params, timeout=None,
+                                                        execution_profile=self._profile)
+                    args = (future, idx)
+                    future.add_callbacks(callback=self._on_success, callback_args=args,
+                                         errback=self._on_error, errback_args=args)
+                except Exception as exc:
+                    self._put(exc, idx, False)
+        finally:
+            self._sending = False
 
     def _on_success(self, result, future, idx):
         future.clear_callbacks()

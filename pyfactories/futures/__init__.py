@@ -25,8 +25,8 @@ speculative executions, timeouts), and less work per request:
 Requests the driver builds in a way this module does not (a custom payload, ``execute_as``,
 batches, graph statements, continuous paging, the legacy execution parameters) go to the driver's
 method, untouched. On scylla-driver the futures follow its own ``ResponseFuture`` where it differs (in
-the releases pyfactories is tested on: :data:`FUTURES_OURS`), and ``execute_concurrent`` stays the
-driver's. ``uninstall`` puts the session's method back. The specification is
+the releases pyfactories is tested on: :data:`FUTURES_OURS`), its ``execute_concurrent`` too (no client
+timeout, and the requests started while one is sent queued, not nested). ``uninstall`` puts the session's method back. The specification is
 ``pyfactories.futures._futures_py``; ``pyfactories.futures._futures`` is its compiled twin.
 """
 
@@ -76,8 +76,9 @@ aio._spec.wakes_itself(LeanResponseFuture)
 LeanCreate = _spec.LeanCreate
 
 
-#: whether the driver's ``execute_concurrent`` is the one :func:`execute_concurrent` follows (cassandra-driver's)
-CONCURRENT_OURS = not _support.PROTOCOL_FEATURES
+#: whether the driver's ``execute_concurrent`` is one :func:`execute_concurrent` follows: cassandra-driver's,
+#: or that of a scylla-driver release pyfactories is tested on (``_futures_py.QUEUED`` says which)
+CONCURRENT_OURS = FUTURES_OURS
 #: the driver's ``cassandra.concurrent.execute_concurrent``, as imported
 DRIVERS_EXECUTE_CONCURRENT = _concurrent.execute_concurrent
 

@@ -8,6 +8,12 @@ sent from the callback of the last one finished), the same calls on the session 
 ``ExecutionResult`` s in the statements' order, the same error raised first when failing fast, and the
 same hand-over to ``session.submit`` of a request that raises deep in a chain of such requests.
 
+scylla-driver's executor (3.29.11 and 3.29.12) sends differently, and :data:`QUEUED` says which one the
+driver has: it sends every request with no client timeout (``timeout=None``), and a request that the
+callback of another starts while it is being sent (a request that failed at once) waits in a queue that
+the outermost send empties in order; an ``execute_async`` that raises is recorded at once. No chain of
+nested sends, so no recursion limit and no ``session.submit``.
+
 What it saves the driver's (per request: a ``Condition`` entered through Python code, a heap entry and a
 sort at the end, a namedtuple built through Python code, two bound methods) is in the compiled twin; this
 one is written to be read.
@@ -26,7 +32,11 @@ from cassandra.cluster import _NOT_SET, ResultSet
 
 from ._plans_py import _steps, _unchanged
 
-__all__ = ["ListResults", "result_set", "result"]
+__all__ = ["ListResults", "QUEUED", "result_set", "result"]
+
+#: Whether the driver's executor queues the requests started while one is being sent (scylla-driver's),
+#: rather than nesting them up to a recursion limit (cassandra-driver's ``max_error_recursion``).
+QUEUED = not hasattr(_concurrent.ConcurrentExecutorListResults, "max_error_recursion")
 
 # What ResultSet(future, rows) runs, as imported: replaced, it is called as the driver calls it.
 _RESULT_SET_STEPS = _steps(((ResultSet, "__new__"), (ResultSet, "__init__"), (ResultSet, "_set_current_rows")))
@@ -84,6 +94,8 @@ class ListResults:
         self._finished = 0
         self._sent = 0
         self._depth = 0
+        self._sending = False  # (QUEUED) a send runs further up this call chain: queue, do not nest
+        self._queued: list[Any] = []
         self._exception: Any = None
 
     def execute(self, concurrency: Any, fail_fast: Any) -> list[Any]:
@@ -108,6 +120,9 @@ class ListResults:
             return None
 
     def _execute(self, idx: Any, statement: Any, params: Any) -> None:
+        if QUEUED:
+            self._send_queued(idx, statement, params)
+            return
         self._depth += 1
         try:
             future = self.session.execute_async(statement, params, execution_profile=self._profile)
@@ -120,6 +135,28 @@ class ListResults:
             else:  # deep in a chain of requests that raise: the next one from another thread
                 self.session.submit(self._put_result, exc, idx, False)
         self._depth -= 1
+
+    def _send_queued(self, idx: Any, statement: Any, params: Any) -> None:
+        """scylla-driver's send (see :data:`QUEUED`): nested, the request joins the queue; outermost, the
+        queue starts as this request alone and is sent from, first in first out."""
+        if self._sending:
+            self._queued.append((idx, statement, params))
+            return
+        self._sending = True
+        self._queued = [(idx, statement, params)]
+        try:
+            while self._queued:
+                idx, statement, params = self._queued.pop(0)
+                try:
+                    future = self.session.execute_async(statement, params, timeout=None,
+                                                        execution_profile=self._profile)
+                    args = (future, idx)
+                    future.add_callbacks(callback=self._on_success, callback_args=args,
+                                         errback=self._on_error, errback_args=args)
+                except Exception as exc:
+                    self._put_result(exc, idx, False)
+        finally:
+            self._sending = False
 
     def _on_success(self, result: Any, future: Any, idx: Any) -> None:
         future.clear_callbacks()

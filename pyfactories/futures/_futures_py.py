@@ -65,6 +65,7 @@ distance, get_replicas, token_aware_plan = _plans_py.distance, _plans_py.get_rep
 murmur3 = _plans_py.murmur3
 query_plan, timestamp = _plans_py.query_plan, _plans_py.timestamp
 ListResults, result_set, result = _concurrent_py.ListResults, _concurrent_py.result_set, _concurrent_py.result
+QUEUED = _concurrent_py.QUEUED
 
 # the callbacks' part of this twin, under the names the compiled module has
 Once, Completion, AWAITER_ATTRIBUTE = _callbacks_py.Once, _callbacks_py.Completion, _callbacks_py.AWAITER_ATTRIBUTE

@@ -31,7 +31,7 @@ def test_the_installed_module_is_the_compiled_one():
 
 def test_futures_are_ours_where_they_follow_the_drivers():
     """cassandra-driver's futures, and those of the scylla-driver releases pyfactories is tested on (whose
-    ``ResponseFuture`` differs: ``_scylla_py``); the driver's ``execute_concurrent`` stays on scylla-driver."""
+    ``ResponseFuture`` differs: ``_scylla_py``); ``execute_concurrent`` with them (scylla-driver's queues)."""
     import cassandra
 
     from pyfactories import _driver
@@ -39,7 +39,8 @@ def test_futures_are_ours_where_they_follow_the_drivers():
     scylla = _driver.distribution() == "scylla-driver"
     assert futures._spec.SCYLLA is scylla
     assert futures.FUTURES_OURS is (not scylla or cassandra.__version__ in _driver.TESTED_RELEASES["scylla-driver"])
-    assert futures.CONCURRENT_OURS is (not scylla)
+    assert futures.CONCURRENT_OURS is futures.FUTURES_OURS
+    assert futures._spec.QUEUED is scylla  # (the releases tested on: their executors differ so)
 
     class Session:
         pass

@@ -36,10 +36,10 @@ SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_route
 CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_framing.py", "tests/connection/test_writes.py",
               "tests/connection/test_reads.py", "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
-#: The leaner futures, against the driver's own futures, messages and pools on each line (scylla-driver's
-#: steps where its futures differ), and against the node; the query plans and replicas they compute only
-#: on cassandra-driver (scylla-driver's policy, which knows tablets, plans its own requests).
-FUTURES = ["tests/futures/test_futures.py", "tests/integration/test_futures.py"]
+#: The leaner futures, against the driver's own futures, messages, pools and ``execute_concurrent`` on each
+#: line (scylla-driver's steps where they differ), and against the node; the query plans and replicas they
+#: compute only on cassandra-driver (scylla-driver's policy, which knows tablets, plans its own requests).
+FUTURES = ["tests/futures/test_futures.py", "tests/futures/test_concurrent.py", "tests/integration/test_futures.py"]
 PLANS = ["tests/futures/test_plans.py"]
 #: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
 #: futures and with the driver's own.
