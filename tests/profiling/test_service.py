@@ -116,9 +116,9 @@ def test_attach_by_pid_recovers_the_planted_row_factory_share(contact, tmp_path,
             out = tmp_path / f"out{window}"
             row, planted, output = attach_window(proc, counters, out, apart)
             measured = row["shares"]["sampled"]["row_factory"]
-            tried.append(f"{measured:.3f} for {planted:.3f} planted{' (overloaded)' if overloaded(row) else ''}")
-            print(f"attach: row factory {tried[-1]}; {contention(row)}; "
-                  f"samples {row['samples']['counts']}")
+            tried.append(f"{measured:.3f} for {planted:.3f} planted, {contention(row)}"
+                         f"{' (overloaded)' if overloaded(row) else ''}")
+            print(f"attach: row factory {tried[-1]}; samples {row['samples']['counts']}")
             if not overloaded(row) and measured == pytest.approx(planted, rel=0.10):
                 break  # (a window the shared machine disturbed less than it showed is tried again)
     finally:
