@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable
 
-from cassandra import query
+from cassandra import DriverException, query
 from cassandra.cluster import Session
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import SimpleStatement
@@ -387,3 +388,17 @@ def pool_connections(session: Any) -> list:
         by_shard = getattr(pool, "_connections", None)
         conns += list(by_shard.values()) if by_shard is not None else [pool._connection]
     return conns
+
+
+def refresh_schema(cluster, tries: int = 3) -> None:
+    """``cluster.refresh_schema_metadata()``, made again (up to ``tries`` times, a second apart) when it
+    was not refreshed: the control connection's queries time out after 2 s, which a node slowed by the
+    machine's other work can miss."""
+    for attempt in range(tries):
+        try:
+            cluster.refresh_schema_metadata()
+            return
+        except DriverException:
+            if attempt == tries - 1:
+                raise
+            time.sleep(1.0)

@@ -25,6 +25,7 @@ import pyfactories
 from pyfactories import _support, aio, binding, futures
 
 from ..aio.loops import LOOPS
+from .support import refresh_schema
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +75,7 @@ def sessions(contact):
         for c in range(ROWS):
             ddl.execute(insert, (c, f"row {c}"))
         for session in found.values():
-            session.cluster.refresh_schema_metadata()
+            refresh_schema(session.cluster)
         yield found
     finally:
         for cluster in clusters:

@@ -18,6 +18,7 @@ import pyfactories
 from pyfactories import binding
 
 from ..bind_values import Address
+from .support import refresh_schema
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,7 @@ def sessions(request, contact):
                      "PRIMARY KEY ((pk, pk2), ck))", timeout=60)
         ours.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.counts (k bigint PRIMARY KEY, c counter)", timeout=60)
         for session in found:
-            session.cluster.refresh_schema_metadata()
+            refresh_schema(session.cluster)
         yield tuple(found)
     finally:
         for cluster in clusters:

@@ -21,6 +21,7 @@ from profiling.cluster import connect
 from profiling.cluster import profile as cluster_profile
 import pyfactories
 from pyfactories import aio, futures
+from .support import refresh_schema
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +55,7 @@ def sessions(contact):
         insert = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (?, ?, ?)")
         execute_concurrent_with_args(ours, insert, [(1, c, f"row {c}") for c in range(ROWS)])
         for session in found:
-            session.cluster.refresh_schema_metadata()
+            refresh_schema(session.cluster)
         yield tuple(found)
     finally:
         for cluster in clusters:
