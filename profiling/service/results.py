@@ -62,6 +62,13 @@ def add_samples(row: dict[str, Any], raw: str, out: str, name: str, threads: dic
     return stacks
 
 
+def waits(threads: dict[str, dict[str, Any]]) -> tuple[float, float, int]:
+    """The threads' CPU ns, the ns they waited for a core, and how often they were preempted, summed."""
+    ts = threads.values()
+    return (sum(max(0, t["ns"]) for t in ts), sum(max(0, t.get("queued_ns", 0)) for t in ts),
+            sum(max(0, t.get("preempted", 0)) for t in ts))
+
+
 def overload_note(threads: dict[str, dict[str, Any]]) -> str | None:
     """A warning when the kernel's accounting says the sampled shares are skewed by waits for a core.
 
@@ -78,9 +85,7 @@ def overload_note(threads: dict[str, dict[str, Any]]) -> str | None:
     0.1-0.2 ms a preemption, even at twice the threads' CPU, gave the planted share within
     10%; waits of 2-3.6 ms, at 1.1-1.4 times their CPU, overstated it by 24-43%.
     """
-    cpu = sum(max(0, t["ns"]) for t in threads.values())
-    queued = sum(max(0, t.get("queued_ns", 0)) for t in threads.values())
-    preempted = sum(max(0, t.get("preempted", 0)) for t in threads.values())
+    cpu, queued, preempted = waits(threads)
     if cpu <= 0:
         return None
     if queued > OVERLOAD_RATIO * cpu:

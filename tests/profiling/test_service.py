@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks.harness.pinning import pin, unpin
 from profiling.node import server_pids
+from profiling.service.results import waits
 from tests.profiling.slow_factory import loops_for
 
 pytestmark = pytest.mark.integration
@@ -74,10 +75,7 @@ def overloaded(row):
 
 def contention(row):
     """The threads' run-queue time over their CPU in the window, and the mean wait per preemption."""
-    threads = row["threads"].values()
-    cpu = sum(max(0, t["ns"]) for t in threads)
-    queued = sum(max(0, t.get("queued_ns", 0)) for t in threads)
-    preempted = sum(max(0, t.get("preempted", 0)) for t in threads)
+    cpu, queued, preempted = waits(row["threads"])
     return f"queued/CPU {queued / cpu if cpu else float('inf'):.2f}, {queued / max(1, preempted) / 1e3:.0f} us a preemption"
 
 
