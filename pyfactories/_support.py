@@ -15,10 +15,10 @@ import cassandra
 from . import _driver
 from ._impl import COMPILED
 
-#: Whether the driver's decoders and encoders take ``protocol_features`` (scylla-driver's do): its
-#: message dispatch and encoding differ from those the compiled dispatch and the compiled encoder
-#: follow, so those keep the driver's code; its ``ResponseFuture`` differs, and the leaner futures
-#: follow it where it does (``pyfactories.futures._scylla_py``).
+#: Whether the driver's decoders take ``protocol_features`` (scylla-driver's do): its message
+#: dispatch differs from the one the compiled dispatch follows, so that keeps the driver's code; its
+#: encoding and ``ResponseFuture`` differ, and the compiled encoder (``pyfactories.connection._encoding_py``)
+#: and the leaner futures (``pyfactories.futures._scylla_py``) follow it where they do.
 PROTOCOL_FEATURES = _driver.takes_protocol_features()
 
 #: What of the driver the connection classes use, by module: the read loop and segment codec they

@@ -18,11 +18,15 @@ import io
 from cassandra.connection import ConnectionBusy, ConnectionShutdown
 from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _UNSET_VALUE
 
-from pyfactories.connection._encoding_py import ENCODE_OURS as _ENCODE_OURS
+from pyfactories.connection._encoding_py import CONTINUOUS_PAGING as _CONTINUOUS_PAGING
+from pyfactories.connection._encoding_py import FEATURES as _FEATURES
+from pyfactories.connection._encoding_py import LAST_ERROR as _LAST_ERROR
 from pyfactories.connection._framing import encode_plain as _encode_plain
 from pyfactories.connection._framing import plain_codec as _plain_codec
 
-cdef bint ENCODE_OURS = _ENCODE_OURS
+cdef bint FEATURES = _FEATURES
+cdef bint CONTINUOUS_PAGING = _CONTINUOUS_PAGING
+cdef bint LAST_ERROR = _LAST_ERROR
 cdef object _DRIVER_ENCODE = ProtocolHandler.encode_message.__func__
 cdef object _EXECUTE = ExecuteMessage, _QUERY = QueryMessage, _UNSET = _UNSET_VALUE
 cdef object _WRITE_HEADER = ProtocolHandler._write_header
@@ -32,6 +36,7 @@ cdef enum:
     _TRACING = 0x02
     _USE_BETA = 0x10
     _VALUES = 0x01
+    _SKIP_METADATA = 0x02
     _PAGE_SIZE = 0x04
     _PAGING_STATE = 0x08
     _SERIAL = 0x10
@@ -42,7 +47,7 @@ cdef enum:
 cdef inline bint _plain_encoder(encoder) except -1:
     """:func:`pyfactories.connection._encoding_py.plain_encoder`, asked every time (not cached: a handler class's
     ``_write_header`` can be replaced after its first request)."""
-    if not ENCODE_OURS or getattr(encoder, "__func__", None) is not _DRIVER_ENCODE:
+    if getattr(encoder, "__func__", None) is not _DRIVER_ENCODE:
         return False
     handler = getattr(encoder, "__self__", None)
     return handler is not None and handler._write_header is _WRITE_HEADER
@@ -89,18 +94,25 @@ cdef inline bytes _utf8(s):
     return <bytes>s if type(s) is bytes else None
 
 
-def encode_message(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version):
+def encode_message(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version,
+                   protocol_features=None):
     """:func:`pyfactories.connection._encoding_py.encode_message`."""
-    return _encode(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version)
+    return _encode(msg, stream_id, protocol_version, compressor, allow_beta_protocol_version, protocol_features)
 
 
-cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
+cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta, features):
     """Every field is read once, in the twin's order, into a local of an exact type (the values into
     a tuple): after the reads no Python code runs, so what is sized is what is written."""
     kind = type(msg)
     cdef bint execute = kind is _EXECUTE
     if not execute and kind is not _QUERY:
         return None
+    cdef int use_metadata_id = 0, tablets_v2 = 0
+    if FEATURES and features is not None:
+        use_metadata_id = _flag(features.use_metadata_id)
+        tablets_v2 = _flag(features.tablets_routing_v2)
+        if use_metadata_id < 0 or tablets_v2 < 0:
+            return None
     if type(protocol_version) is not int or not (3 <= protocol_version <= 5):
         return None
     cdef int version = protocol_version
@@ -115,7 +127,7 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     custom_payload = msg.custom_payload
     if custom_payload is not None and not (type(custom_payload) is dict and PyDict_Size(custom_payload) == 0):
         return None
-    if msg.continuous_paging_options is not None:
+    if CONTINUOUS_PAGING and msg.continuous_paging_options is not None:
         return None
     cdef bytes first, second = None, ks = None, paging = None
     cdef Py_ssize_t size = 0
@@ -132,8 +144,10 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
             return None
         first = <bytes>query_id
         size += 2 + PyBytes_GET_SIZE(first)
-        if version >= 5:
+        if version >= 5 or use_metadata_id:
             metadata_id = msg.result_metadata_id
+            if metadata_id is None and FEATURES:
+                metadata_id = b""
             if type(metadata_id) is not bytes or PyBytes_GET_SIZE(metadata_id) > 0xFFFF:
                 return None
             second = <bytes>metadata_id
@@ -209,6 +223,23 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
     cdef int tracing = _flag(msg.tracing)
     if tracing < 0:
         return None
+    cdef int skip_metadata = 0
+    if FEATURES:  # scylla-driver 3.29.12: an EXECUTE skips the result metadata only with the metadata id
+        skip_metadata = _flag(msg.skip_meta)
+        if skip_metadata < 0:
+            return None
+        if skip_metadata and (use_metadata_id or not execute):
+            flags |= _SKIP_METADATA
+    cdef int tablet_version_block = -1
+    if tablets_v2 and execute:  # one byte after the parameters, 0 when there is none
+        block = msg.tablet_version_block
+        if block is None:
+            tablet_version_block = 0
+        elif (type(block) is not int and type(block) is not bool) or not (0 <= block <= 0xFF):
+            return None
+        else:
+            tablet_version_block = block
+        size += 1
     if ks is not None:
         flags |= _KEYSPACE
         size += 2 + PyBytes_GET_SIZE(ks)
@@ -256,25 +287,42 @@ cdef object _encode(msg, stream_id, protocol_version, compressor, allow_beta):
         p = _int(p, <uint32_t>(ts & 0xFFFFFFFF))
     if ks is not None:
         p = _bytes(_short(p, <unsigned int>PyBytes_GET_SIZE(ks)), ks)
+    if tablet_version_block >= 0:
+        p[0] = <char>tablet_version_block
+        p += 1
     if p - start != 9 + size:  # cannot happen: every length written was summed above
         raise SystemError("pyfactories: a frame was not written as sized")
     return out
+
+
+cdef str _refused(str message, connection):
+    """:func:`pyfactories.connection._encoding_py._refused`."""
+    if LAST_ERROR:
+        last_error = connection.last_error
+        if last_error:
+            message += ": %s" % (last_error,)
+    return message
 
 
 def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
              decoder=ProtocolHandler.decode_message, result_metadata=None):
     """:func:`pyfactories.connection._encoding_py.send_msg`."""
     if self.is_defunct:
-        raise ConnectionShutdown("Connection to %s is defunct" % self.endpoint)
+        raise ConnectionShutdown(_refused("Connection to %s is defunct" % self.endpoint, self))
     elif self.is_closed:
-        raise ConnectionShutdown("Connection to %s is closed" % self.endpoint)
+        raise ConnectionShutdown(_refused("Connection to %s is closed" % self.endpoint, self))
     elif not self._socket_writable:
         raise ConnectionBusy("Connection %s is overloaded" % self.endpoint)
     self._requests[request_id] = (cb, decoder, result_metadata)
     data = None
+    features = self.features if FEATURES else None
     if _plain_encoder(encoder):
-        data = _encode(msg, request_id, self.protocol_version, self.compressor, self.allow_beta_protocol_version)
-    if data is None:
+        data = _encode(msg, request_id, self.protocol_version, self.compressor, self.allow_beta_protocol_version,
+                       features)
+    if data is None and FEATURES:
+        data = encoder(msg, request_id, self.protocol_version, compressor=self.compressor,
+                       allow_beta_protocol_version=self.allow_beta_protocol_version, protocol_features=features)
+    elif data is None:
         data = encoder(msg, request_id, self.protocol_version, compressor=self.compressor,
                        allow_beta_protocol_version=self.allow_beta_protocol_version)
     if self._is_checksumming_enabled:
