@@ -24,7 +24,7 @@ import threading
 
 from _thread import allocate_lock
 
-from cassandra import ProtocolVersion
+from cassandra import ConsistencyLevel, ProtocolVersion
 from cassandra.cluster import (
     _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, ResponseFuture, _ConfigMode,
 )

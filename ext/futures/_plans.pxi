@@ -246,6 +246,68 @@ cdef class TokenAwarePlan:
         self.replicas = self.replica_iter = self.child_plan = self.child = None
 
 
+cdef class ScyllaTokenAwarePlan(TokenAwarePlan):
+    """``pyfactories.futures._scylla_py.token_aware_plan``, in :class:`TokenAwarePlan`'s generator steps: the
+    replicas, then the hosts the child's plan adds (that list made once the replicas are used up), each
+    list walked once per distance of ``_IN_ORDER`` as the driver's ``for`` walks it; a table with tablets
+    (or anything not the driver's own) planned by the policy's own ``make_query_plan``."""
+
+    cdef object hosts
+    cdef Py_ssize_t order
+    cdef bint rest
+
+    cdef _start(self):
+        query, policy = self.query, self.policy
+        self.keyspace = query.keyspace if query and query.keyspace else self.working_keyspace
+        self.child = policy._child_policy
+        if query is None or query.routing_key is None or self.keyspace is None:
+            self.child_plan = iter(self.child.make_query_plan(self.keyspace, query))
+            self.state = CHILD
+            return
+        metadata, routing_key = policy._cluster_metadata, query.routing_key
+        if not _untabled(metadata, self.keyspace, query, routing_key):  # the policy's own steps
+            self.child_plan = iter(TokenAwarePolicy.make_query_plan(policy, self.working_keyspace, query))
+            self.state = CHILD
+            return
+        replicas = _get_replicas(metadata, self.keyspace, routing_key)
+        if (policy.shuffle_replicas and not query.is_lwt()
+                and not (_TABLET_VERSIONS and _IS_SERIAL(query.consistency_level))):
+            shuffle(replicas)
+        self.replicas = self.hosts = replicas
+        self.order = 0
+        self.replica_iter = iter(replicas)
+        self.state = REPLICAS
+
+    cdef object _step(self):
+        if self.state == NOT_STARTED:
+            self._start()
+        if self.state == CHILD:
+            for host in self.child_plan:
+                return host
+            return _END
+        while self.state == REPLICAS:
+            wanted = _IN_ORDER[self.order]
+            for host in self.replica_iter:
+                if host.is_up and _distance(self.child, host) == wanted:
+                    return host
+            self.order += 1
+            if self.order < len(_IN_ORDER):
+                self.replica_iter = iter(self.hosts)
+            elif not self.rest:  # the hosts the child's plan adds, as one list
+                self.rest = True
+                self.hosts = [host for host in self.child.make_query_plan(self.keyspace, self.query)
+                              if host not in self.replicas]
+                self.order = 0
+                self.replica_iter = iter(self.hosts)
+            else:
+                break
+        return _END
+
+    cdef _end(self):
+        TokenAwarePlan._end(self)
+        self.hosts = None
+
+
 cdef inline object _query_plan(load_balancer, working_keyspace, query):
     if type(load_balancer) is TokenAwarePolicy:
         return TokenAwarePlan(load_balancer, working_keyspace, query)

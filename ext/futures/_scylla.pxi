@@ -1,11 +1,17 @@
 # Included by _futures.pyx: the steps where scylla-driver's futures differ from cassandra-driver's
-# (pyfactories.futures._scylla_py's init_extras, plan, routing, execute_message, query and set_result).
+# (pyfactories.futures._scylla_py's init_extras, plan, routing, execute_message, query and set_result;
+# its token_aware_plan is ScyllaTokenAwarePlan, in _plans.pxi).
 
 from pyfactories.futures._scylla_py import SCYLLA as _SCYLLA_LINE, TABLET_VERSIONS as _TABLET_VERSIONS_LINE
+from pyfactories.futures._scylla_py import IN_ORDER as _IN_ORDER_LINE, _PLANNED as _PLANNED_LINE
+from pyfactories.futures._scylla_py import Tablets as _Tablets
 
 cdef bint _SCYLLA = _SCYLLA_LINE
 SCYLLA = _SCYLLA_LINE
 cdef bint _TABLET_VERSIONS = _TABLET_VERSIONS_LINE
+cdef tuple _IN_ORDER = _IN_ORDER_LINE
+cdef tuple _PLANNED = _PLANNED_LINE
+cdef object _IS_SERIAL = ConsistencyLevel.is_serial
 
 
 cdef inline void _init_extras(future, result_metadata, routing_token) except *:
@@ -19,7 +25,32 @@ cdef inline void _init_extras(future, result_metadata, routing_token) except *:
 
 
 cdef inline object _scylla_plan(load_balancer, keyspace, query, host):
-    return iter([host]) if host else iter(load_balancer.make_query_plan(keyspace, query))
+    if host:
+        return iter([host])
+    if type(load_balancer) is TokenAwarePolicy and "make_query_plan" not in load_balancer.__dict__:
+        return ScyllaTokenAwarePlan(load_balancer, keyspace, query)
+    return iter(load_balancer.make_query_plan(keyspace, query))
+
+
+def scylla_plan(load_balancer, keyspace, query, host):
+    """``pyfactories.futures._scylla_py.plan``."""
+    return _scylla_plan(load_balancer, keyspace, query, host)
+
+
+cdef bint _untabled(metadata, keyspace, query, routing_key) except -1:
+    """``pyfactories.futures._scylla_py.untabled``."""
+    if (type(metadata) is not Metadata or type(routing_key) is not bytes or type(keyspace) is not str
+            or _metadata.murmur3 is None or not _unchanged(_PLANNED)):
+        return False
+    token_map = metadata.token_map
+    if type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token:
+        return False
+    tablets = metadata._tablets
+    by_table = tablets._tablets if type(tablets) is _Tablets else None
+    if type(by_table) is not dict:
+        return False
+    found = (<dict>by_table).get((keyspace, query.table))
+    return found is None or (type(found) is list and len(<list>found) == 0)
 
 
 cdef tuple _routing(session, query):

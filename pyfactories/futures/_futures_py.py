@@ -296,3 +296,5 @@ class LeanCreate:
 #: the line's steps: scylla-driver's where its futures differ (``_scylla_py``)
 query = _scylla_py.query if SCYLLA else cassandra_query
 set_result = _scylla_py.set_result if SCYLLA else cassandra_set_result
+#: scylla-driver's ``ResponseFuture._make_query_plan`` (its token-aware policy's plan followed)
+scylla_plan = _scylla_py.plan

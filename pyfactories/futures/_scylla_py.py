@@ -17,19 +17,37 @@ Followed here, as scylla-driver does them:
   the message with its ``tablet_version_block`` and the metadata snapshot (tablet versions);
 * :func:`init_extras` (its ``ResponseFuture.__init__``): the attributes scylla-driver's futures add.
 
-The query plan is the load-balancing policy's own (scylla-driver's token-aware policy knows tablets),
-and its ``_set_final_result``/``_set_final_exception`` are ``_callbacks_py``'s (:data:`ABORTABLE`).
+* :func:`plan` (its ``_make_query_plan``): for its default ``TokenAwarePolicy``, :func:`token_aware_plan`
+  follows the policy's steps for a table without tablets (replicas from the token map found as
+  ``_plans_py.get_replicas`` finds them, shuffled unless the statement is a lightweight transaction,
+  then every host the child's plan adds, each list taken by host distance); a table with tablets, and
+  anything that is not the driver's own metadata, token map and tablets as imported, is planned by
+  the policy's own ``make_query_plan``.
+
+Its ``_set_final_result``/``_set_final_exception`` are ``_callbacks_py``'s (:data:`ABORTABLE`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from random import shuffle
 from typing import Any
 
+from cassandra import ConsistencyLevel
+from cassandra import metadata as _metadata
 from cassandra.cluster import _NOT_SET, ResponseFuture
+from cassandra.metadata import Metadata, Murmur3Token, TokenMap
+from cassandra.policies import HostDistance, TokenAwarePolicy
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ExecuteMessage, ResultMessage
 
 from .. import _support
 from ._callbacks_py import ABORTABLE, Completion, log, not_sent, pool_for, take_answer
+from ._plans_py import _steps, _unchanged, distance, get_replicas
+
+try:  # scylla-driver's tablets (cassandra-driver has none)
+    from cassandra.tablets import Tablets
+except ImportError:
+    Tablets = None
 
 #: whether the driver is scylla-driver, whose futures these steps follow
 SCYLLA = _support.PROTOCOL_FEATURES
@@ -37,6 +55,11 @@ SCYLLA = _support.PROTOCOL_FEATURES
 #: all of them came in one release (3.29.12), told by its ``_abort_retry`` (the futures run only on the
 #: releases pyfactories is tested on)
 TABLET_VERSIONS = SCYLLA and ABORTABLE
+#: the distances scylla-driver's token-aware policy takes hosts in, nearest first
+IN_ORDER = tuple(getattr(HostDistance, name) for name in ("LOCAL_RACK", "LOCAL", "REMOTE") if hasattr(HostDistance, name))
+#: what the policy's search for a tablet and its plan call on the driver's classes, as imported
+_PLANNED = _steps(((TokenAwarePolicy, "make_query_plan"), (Tablets, "get_tablet_for_key"),
+                   (Tablets, "_tablets"))) if SCYLLA else ()
 
 
 def init_extras(future: Any, bound_result_metadata: Any, routing_token: Any) -> None:
@@ -52,8 +75,57 @@ def init_extras(future: Any, bound_result_metadata: Any, routing_token: Any) -> 
 
 
 def plan(load_balancer: Any, keyspace: Any, query: Any, host: Any) -> Any:
-    """scylla-driver's ``ResponseFuture._make_query_plan``."""
-    return iter([host]) if host else iter(load_balancer.make_query_plan(keyspace, query))
+    """scylla-driver's ``ResponseFuture._make_query_plan``: :func:`token_aware_plan` for its default policy."""
+    if host:
+        return iter([host])
+    if type(load_balancer) is TokenAwarePolicy and "make_query_plan" not in vars(load_balancer):
+        return token_aware_plan(load_balancer, keyspace, query)
+    return iter(load_balancer.make_query_plan(keyspace, query))
+
+
+def untabled(metadata: Any, keyspace: Any, query: Any, routing_key: Any) -> bool:
+    """Whether scylla-driver's policy finds no tablet for the request, told without its calls: its own
+    metadata, Murmur3 token map and tablets, as imported, a key it hashes, and no tablet of the table."""
+    if (type(metadata) is not Metadata or type(routing_key) is not bytes or type(keyspace) is not str
+            or _metadata.murmur3 is None or not _unchanged(_PLANNED)):
+        return False
+    token_map = metadata.token_map
+    if type(token_map) is not TokenMap or token_map.token_class is not Murmur3Token:
+        return False
+    tablets = metadata._tablets
+    by_table = tablets._tablets if type(tablets) is Tablets else None
+    if type(by_table) is not dict:
+        return False
+    found = by_table.get((keyspace, query.table))
+    return found is None or (type(found) is list and not found)
+
+
+def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator[Any]:
+    """scylla-driver's ``TokenAwarePolicy.make_query_plan`` for a table without tablets (the same hosts in
+    the same order, the same calls on the policies and the same random numbers drawn); its own for the rest."""
+    keyspace = query.keyspace if query and query.keyspace else working_keyspace
+    child = policy._child_policy
+    if query is None or query.routing_key is None or keyspace is None:
+        yield from child.make_query_plan(keyspace, query)
+        return
+    metadata, routing_key = policy._cluster_metadata, query.routing_key
+    if not untabled(metadata, keyspace, query, routing_key):  # tablets (and a leader): the policy's own steps
+        yield from TokenAwarePolicy.make_query_plan(policy, working_keyspace, query)
+        return
+    replicas = get_replicas(metadata, keyspace, routing_key)
+    if (policy.shuffle_replicas and not query.is_lwt()
+            and not (TABLET_VERSIONS and ConsistencyLevel.is_serial(query.consistency_level))):
+        shuffle(replicas)
+    yield from _in_order(child, replicas)
+    yield from _in_order(child, [host for host in child.make_query_plan(keyspace, query) if host not in replicas])
+
+
+def _in_order(child: Any, hosts: Any) -> Iterator[Any]:
+    """The policy's ``yield_in_order``: the hosts that are up, nearest distance first."""
+    for wanted in IN_ORDER:
+        for host in hosts:
+            if host.is_up and distance(child, host) == wanted:
+                yield host
 
 
 def routing(session: Any, query: Any) -> tuple:

@@ -39,9 +39,10 @@ CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_enco
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The leaner futures, against the driver's own futures, messages, pools and ``execute_concurrent`` on each
 #: line (scylla-driver's steps where they differ), and against the node; the query plans and replicas they
-#: compute only on cassandra-driver (scylla-driver's policy, which knows tablets, plans its own requests).
+#: compute against each line's own policy.
 FUTURES = ["tests/futures/test_futures.py", "tests/futures/test_concurrent.py", "tests/integration/test_futures.py"]
 PLANS = ["tests/futures/test_plans.py"]
+SCYLLA_PLANS = ["tests/futures/test_scylla_plans.py"]
 #: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
 #: futures and with the driver's own.
 AIO = ["tests/aio/test_aio.py", "tests/integration/test_aio.py"]
@@ -121,7 +122,7 @@ def _release_run(driver, wheels, suite, contact, where):
 def _second_half(driver, wheels, suite, contact, where):
     """The second half of ``driver``'s subset (:data:`SECOND_HALF`, the futures, awaiting)."""
     python = env_with(where / "env-second", [driver, wheels[TAG], *TEST_TOOLS])
-    futures = [*FUTURES, *PLANS] if driver.startswith("cassandra-driver==") else FUTURES
+    futures = [*FUTURES, *(PLANS if driver.startswith("cassandra-driver==") else SCYLLA_PLANS)]
     return run(python, "-m", "pytest", *SECOND_HALF, *futures, *AIO, "-q", "-p", "no:cacheprovider",
                env=against(contact), cwd=suite, ok=False)
 
