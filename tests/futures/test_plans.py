@@ -9,6 +9,8 @@ from cassandra.metadata import MAX_LONG, MIN_LONG, Murmur3Token, Token
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .planning import token_aware_policy, walk
+
 
 class Metadata:
     """The cluster metadata a TokenAwarePolicy asks: replicas per (keyspace, routing key)."""
@@ -20,12 +22,6 @@ class Metadata:
     def get_replicas(self, keyspace, key):
         self.asked.append((keyspace, key))
         return list(self.replicas)  # a new list each time: shuffling one leaves the next as it was
-
-
-class Cluster:
-    def __init__(self, metadata, hosts):
-        self.metadata = metadata
-        self.endpoints_resolved = [h.endpoint for h in hosts]
 
 
 class Statement:
@@ -53,10 +49,8 @@ plans = st.fixed_dictionaries({
 
 
 def _policy(case):
-    import random
-
     from cassandra.connection import DefaultEndPoint
-    from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
+    from cassandra.policies import SimpleConvictionPolicy
     from cassandra.pool import Host
 
     hosts = []
@@ -66,40 +60,7 @@ def _policy(case):
         hosts.append(host)
     replicas = [hosts[i] for i in case["replicas"] if i < len(hosts)]
     metadata = Metadata(replicas)
-    class Recording(DCAwareRoundRobinPolicy):
-        """A child that is not exactly the driver's class: asked as it is, and what it is asked kept."""
-
-        calls: list = []
-
-        def make_query_plan(self, working_keyspace=None, query=None):
-            self.calls.append(("plan", working_keyspace, id(query)))
-            return super().make_query_plan(working_keyspace, query)
-
-        def distance(self, host):
-            self.calls.append(("distance", str(host.endpoint)))
-            return super().distance(host)
-
-    child = (Recording if case["recording"] else DCAwareRoundRobinPolicy)(case["local_dc"], case["remote"])
-    child.calls = []
-    policy = TokenAwarePolicy(child, case["shuffle"])
-    random.seed(0)
-    policy.populate(Cluster(metadata, hosts), hosts)
-    policy._child_policy._position = case["position"]
-    return policy, metadata
-
-
-def _walk(plan, take):
-    import random
-
-    taken = []
-    try:
-        for _ in range(take):
-            taken.append(str(next(plan).endpoint))
-    except StopIteration:
-        taken.append("end")
-    except Exception as exc:  # noqa: BLE001 (the plan's own error, compared)
-        taken.append(type(exc).__name__)
-    return taken, random.random()
+    return token_aware_policy(case, metadata, hosts), metadata
 
 
 @settings(max_examples=1000)
@@ -115,7 +76,7 @@ def test_query_plans_as_the_drivers(spec, case):
         random.seed(case["seed"])
         plan = make(policy, case["working"], case["query"])
         assert metadata.asked == []  # nothing before the first host is asked for
-        seen.append((_walk(plan, case["take"]), metadata.asked, policy._child_policy._position,
+        seen.append((walk(plan, case["take"]), metadata.asked, policy._child_policy._position,
                      policy._child_policy.calls))
     assert seen[0] == seen[1]
 

@@ -11,17 +11,13 @@ import uuid
 from cassandra import ConsistencyLevel
 from cassandra.connection import DefaultEndPoint
 from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
-from cassandra.policies import DCAwareRoundRobinPolicy, SimpleConvictionPolicy, TokenAwarePolicy
+from cassandra.policies import SimpleConvictionPolicy
 from cassandra.pool import Host
 from cassandra.tablets import Tablet, Tablets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
-class Cluster:
-    def __init__(self, metadata, hosts):
-        self.metadata = metadata
-        self.endpoints_resolved = [h.endpoint for h in hosts]
+from .planning import token_aware_policy, walk
 
 
 class Statement:
@@ -77,36 +73,7 @@ def _policy(case):
                                 {("ks", "t"): []} if case["tablets"] == "empty" else
                                 {("ks", "t"): [tablet]} if case["tablets"] == "this table" else {})
 
-    class Recording(DCAwareRoundRobinPolicy):
-        """A child that is not exactly the driver's class: asked as it is, and what it is asked kept."""
-
-        def make_query_plan(self, working_keyspace=None, query=None):
-            self.calls.append(("plan", working_keyspace, id(query)))
-            return super().make_query_plan(working_keyspace, query)
-
-        def distance(self, host):
-            self.calls.append(("distance", str(host.endpoint)))
-            return super().distance(host)
-
-    child = (Recording if case["recording"] else DCAwareRoundRobinPolicy)(case["local_dc"], case["remote"])
-    child.calls = []
-    policy = TokenAwarePolicy(child, case["shuffle"])
-    random.seed(0)
-    policy.populate(Cluster(metadata, hosts), hosts)
-    policy._child_policy._position = case["position"]
-    return policy, metadata
-
-
-def _walk(plan, take):
-    taken = []
-    try:
-        for _ in range(take):
-            taken.append(str(next(plan).endpoint))
-    except StopIteration:
-        taken.append("end")
-    except Exception as exc:  # noqa: BLE001 (the plan's own error, compared)
-        taken.append(type(exc).__name__)
-    return taken, random.random()
+    return token_aware_policy(case, metadata, hosts), metadata
 
 
 @settings(max_examples=1000)
@@ -121,7 +88,7 @@ def test_query_plans_as_the_drivers(spec, case):
         policy, metadata = _policy(case)
         random.seed(case["seed"])
         plan = make(policy, case["working"], case["query"])
-        seen.append((_walk(plan, case["take"]), policy._child_policy._position, policy._child_policy.calls))
+        seen.append((walk(plan, case["take"]), policy._child_policy._position, policy._child_policy.calls))
     assert seen[0] == seen[1]
 
 

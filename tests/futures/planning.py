@@ -1,0 +1,55 @@
+"""What the query-plan tests of both driver lines share: a cluster stand-in, a token-aware policy over
+the driver's data-centre-aware child (exactly the driver's class, or a subclass that records what it is
+asked), and a plan walked as far as a test asks."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+
+class Cluster:
+    """What a policy's ``populate`` reads of a cluster."""
+
+    def __init__(self, metadata, hosts):
+        self.metadata = metadata
+        self.endpoints_resolved = [h.endpoint for h in hosts]
+
+
+def token_aware_policy(case: dict, metadata: Any, hosts: list) -> Any:
+    """``TokenAwarePolicy(DCAwareRoundRobinPolicy(...))`` populated with ``hosts``, its child at the
+    case's round-robin position (a recording subclass when the case says so: its ``calls``)."""
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+    class Recording(DCAwareRoundRobinPolicy):
+        """A child that is not exactly the driver's class: asked as it is, and what it is asked kept."""
+
+        def make_query_plan(self, working_keyspace=None, query=None):
+            self.calls.append(("plan", working_keyspace, id(query)))
+            return super().make_query_plan(working_keyspace, query)
+
+        def distance(self, host):
+            self.calls.append(("distance", str(host.endpoint)))
+            return super().distance(host)
+
+    child = (Recording if case["recording"] else DCAwareRoundRobinPolicy)(case["local_dc"], case["remote"])
+    child.calls = []
+    policy = TokenAwarePolicy(child, case["shuffle"])
+    random.seed(0)
+    policy.populate(Cluster(metadata, hosts), hosts)
+    policy._child_policy._position = case["position"]
+    return policy
+
+
+def walk(plan: Any, take: int) -> tuple[list, float]:
+    """The endpoints of up to ``take`` hosts of ``plan`` ("end" at its end, an error's name where it
+    raised), and the next random number (the same only if both plans drew the same ones)."""
+    taken = []
+    try:
+        for _ in range(take):
+            taken.append(str(next(plan).endpoint))
+    except StopIteration:
+        taken.append("end")
+    except Exception as exc:  # noqa: BLE001 (the plan's own error, compared)
+        taken.append(type(exc).__name__)
+    return taken, random.random()
