@@ -15,10 +15,10 @@ import cassandra
 from . import _driver
 from ._impl import COMPILED
 
-#: Whether the driver's decoders take ``protocol_features`` (scylla-driver's do): its message
-#: dispatch differs from the one the compiled dispatch follows, so that keeps the driver's code; its
-#: encoding and ``ResponseFuture`` differ, and the compiled encoder (``pyfactories.connection._encoding_py``)
-#: and the leaner futures (``pyfactories.futures._scylla_py``) follow it where they do.
+#: Whether the driver's decoders take ``protocol_features`` (scylla-driver's do): its dispatch,
+#: encoding and ``ResponseFuture`` differ from cassandra-driver's, and the compiled dispatch and encoder
+#: (``pyfactories.connection``) and the leaner futures (``pyfactories.futures._scylla_py``) follow it
+#: where they do.
 PROTOCOL_FEATURES = _driver.takes_protocol_features()
 
 #: What of the driver the connection classes use, by module: the read loop and segment codec they

@@ -1,7 +1,7 @@
 # Dispatch of answers: included in ``_framing.pyx``.
 
 from cassandra.protocol import ProtocolException
-from pyfactories.connection._framing_py import DISPATCH_OURS as _DISPATCH_OURS
+from pyfactories.connection._framing_py import DECODE_FEATURES as _DECODE_FEATURES
 from pyfactories.connection._framing_py import log as _log
 from pyfactories.connection._framing_py import process_msg as _py_process_msg
 
@@ -25,20 +25,20 @@ def process_msg(self, header, body):
     _dispatch(self, stream, version, flags, opcode, body, header, 0, 0)
 
 
-cdef bint DISPATCH_OURS = _DISPATCH_OURS
+cdef bint DECODE_FEATURES = _DECODE_FEATURES
 
 
 cdef inline bint _ours_dispatch(conn):
     """Whether the frames of ``conn`` go to :func:`_dispatch` directly (its class's ``process_msg``
     is this module's; a subclass that times or replaces it gets its own called)."""
-    return DISPATCH_OURS and getattr(type(conn), "process_msg", None) is _process_msg
+    return getattr(type(conn), "process_msg", None) is _process_msg
 
 
 cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes body, header,
                    Py_ssize_t body_offset, Py_ssize_t end_pos) except -1:
     """``header``: the frame's ``_Frame``, or ``None`` (built from the other arguments when the
     driver's ``process_msg`` or a log message needs one)."""
-    if stream < 0 or not DISPATCH_OURS or conn._continuous_paging_sessions or conn.orphaned_request_ids:
+    if stream < 0 or conn._continuous_paging_sessions or conn.orphaned_request_ids:
         _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
     requests = conn._requests
@@ -53,8 +53,12 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
         conn.msg_received = True
         callback, decoder, result_metadata = entry
         try:
-            response = decoder(version, conn.user_type_map, stream, flags, opcode, body, conn.decompressor,
-                               result_metadata)
+            if DECODE_FEATURES:
+                response = decoder(version, conn.features, conn.user_type_map, stream, flags, opcode, body,
+                                   conn.decompressor, result_metadata)
+            else:
+                response = decoder(version, conn.user_type_map, stream, flags, opcode, body, conn.decompressor,
+                                   result_metadata)
         except Exception as exc:
             _log.exception("Error decoding response from Cassandra. %s; buffer: %r",
                            _frame(header, version, flags, stream, opcode, body_offset, end_pos),

@@ -40,7 +40,6 @@ from cassandra.connection import Connection
 
 from .. import _support
 from .._impl import COMPILED
-from ._framing_py import DISPATCH_OURS
 from ._timers_py import INF, TimerHandle
 from ._writes_py import CoalescedAsyncioWrites, CoalescedWrites
 from ._writes_py import _wake_loop as wake_loop
@@ -139,8 +138,7 @@ class CompiledFraming:
     in_buffer_size = 64 * 1024
 
     process_io_buffer = framing.process_io_buffer
-    if DISPATCH_OURS:  # not on scylla-driver, whose decoders take protocol features
-        process_msg = framing.process_msg
+    process_msg = framing.process_msg
     send_msg = encoding.send_msg
 
     def _enable_checksumming(self) -> None:

@@ -313,8 +313,8 @@ def _framing(conn: Any, buffers: Any, raw: Any, data: bytes, codec: Any) -> None
 
 log = logging.getLogger("cassandra.connection")  # the driver's logger: its messages, where users look
 _driver_process_msg = Connection.process_msg
-#: whether the driver's decoders take ``protocol_features`` (scylla-driver): its own dispatch then
-DISPATCH_OURS = not _support.PROTOCOL_FEATURES  # scylla-driver decodes with protocol features
+#: whether the driver's decoders take the connection's ``protocol_features`` (scylla-driver's do)
+DECODE_FEATURES = _support.PROTOCOL_FEATURES
 
 
 def process_msg(self: Any, header: Any, body: bytes) -> None:
@@ -325,18 +325,19 @@ def process_msg(self: Any, header: Any, body: bytes) -> None:
     The same steps, errors and log messages as the driver's, without its lock around the check for
     an orphaned stream id when the connection has none (a timed-out request's id). Anything less
     common goes to the driver's own ``process_msg``: server events (negative stream ids),
-    continuous paging, orphaned ids, an id with no request (timed out and dropped), and every
-    answer on a driver whose decoders take ``protocol_features``."""
+    continuous paging, orphaned ids, an id with no request (timed out and dropped). On a driver
+    whose decoders take the connection's protocol features (:data:`DECODE_FEATURES`), they are given."""
     stream_id = header.stream
-    if (not DISPATCH_OURS or stream_id < 0 or self._continuous_paging_sessions or self.orphaned_request_ids
+    if (stream_id < 0 or self._continuous_paging_sessions or self.orphaned_request_ids
             or stream_id not in self._requests):
         return _driver_process_msg(self, header, body)
     try:
         self.msg_received = True
         callback, decoder, result_metadata = self._requests.pop(stream_id)
         try:
-            response = decoder(header.version, self.user_type_map, stream_id, header.flags, header.opcode, body,
-                               self.decompressor, result_metadata)
+            features = (self.features,) if DECODE_FEATURES else ()
+            response = decoder(header.version, *features, self.user_type_map, stream_id, header.flags, header.opcode,
+                               body, self.decompressor, result_metadata)
         except Exception as exc:
             log.exception("Error decoding response from Cassandra. %s; buffer: %r", header, self._iobuf.getvalue())
             if callback is not None:

@@ -17,7 +17,7 @@ from cassandra.connection import Connection
 from cassandra.marshal import int32_pack
 from cassandra.protocol import ProtocolHandler
 
-from pyfactories import decoding
+from pyfactories import _driver, decoding
 
 MODULES = {"c": "pyfactories.connection._framing", "py": "pyfactories.connection._framing_py"}
 VERSION = 4
@@ -247,7 +247,8 @@ def test_the_fast_paths_void_answer_is_the_drivers(rows, body, flags):
     body is not exactly a VOID result."""
     def decode(handler):
         try:
-            return describe(handler.decode_message(VERSION, {}, 3, flags, 0x08, body, None, None))
+            return describe(handler.decode_message(VERSION, *_driver.feature_args(), {}, 3, flags, 0x08, body, None,
+                                                   None))
         except Exception as exc:
             return describe(exc)
 

@@ -23,7 +23,7 @@ from tests.fuzz.conftest import fuzz
 
 FIELDS = ["query", "query_id", "result_metadata_id", "consistency_level", "query_params",
           "serial_consistency_level", "fetch_size", "paging_state", "timestamp", "keyspace", "tracing",
-          "custom_payload", "continuous_paging_options"]
+          "custom_payload", "continuous_paging_options", "skip_meta", "tablet_version_block"]
 ACTS = ["grow", "shrink", "poison", "swap-list", "drop-attribute", "set-tracing"]
 
 
@@ -244,14 +244,32 @@ def compressor_of(c):
     return (lambda body: body) if c == "callable" else c
 
 
+#: the connection's negotiated protocol features, on a driver whose encoder takes them (scylla-driver
+#: 3.29.12): none, none of Scylla's extensions, or its metadata id and tablet extensions
+features = st.sampled_from([None, "plain", "extensions"] if _encoding_py.FEATURES else [None])
+
+
+def features_of(f):
+    if f is None:
+        return None
+    from cassandra.protocol_features import ProtocolFeatures
+
+    return ProtocolFeatures(use_metadata_id=f == "extensions", tablets_routing_v2=f == "extensions")
+
+
+def drivers_encode(msg, stream, version, compressor, beta, protocol_features):
+    extra = {"protocol_features": protocol_features} if _encoding_py.FEATURES else {}
+    return ProtocolHandler.encode_message(msg, stream, version, compressor, beta, **extra)
+
+
 @fuzz
-@given(recipe=recipes, version=versions, stream=streams, compressor=compressors, beta=betas)
-def test_frames_encode_message_is_the_twins_and_the_drivers(recipe, version, stream, compressor, beta):
+@given(recipe=recipes, version=versions, stream=streams, compressor=compressors, beta=betas, feature=features)
+def test_frames_encode_message_is_the_twins_and_the_drivers(recipe, version, stream, compressor, beta, feature):
     runs = {}
     for name, encode in (("twin", _encoding_py.encode_message), ("c", _encoding.encode_message)):
         state = build(recipe)
         runs[name] = outcome(encode, state.msg, value_of(state, stream), value_of(state, version),
-                             compressor_of(compressor), value_of(state, beta))
+                             compressor_of(compressor), value_of(state, beta), features_of(feature))
     assert runs["c"] == runs["twin"]
     got = runs["c"]
     # never an error but a missing attribute (an adversary deleted it): what is not encoded is None, the driver's
@@ -259,16 +277,18 @@ def test_frames_encode_message_is_the_twins_and_the_drivers(recipe, version, str
     if got[0] == "ok" and got[1] is not None:
         assert type(got[1]) is bytes
         state = build(recipe)
-        want = outcome(ProtocolHandler.encode_message, state.msg, value_of(state, stream), value_of(state, version),
-                       compressor_of(compressor), value_of(state, beta))
+        want = outcome(drivers_encode, state.msg, value_of(state, stream), value_of(state, version),
+                       compressor_of(compressor), value_of(state, beta), features_of(feature))
         if recipe["evil_key"] is None:  # the driver reads every field more than once, in its own order
             assert want == got
         assert len(got[1]) == 9 + int.from_bytes(got[1][5:9], "big")
 
 
 class Sending(Connection):
-    def __init__(self, version, codec=None):
+    def __init__(self, version, codec=None, feature=None):
         super().__init__("127.0.0.1", protocol_version=version)
+        if feature is not None:
+            self.features = features_of(feature)
         self.pushed: list = []
         if codec is not None:
             self._is_checksumming_enabled, self._segment_codec = True, codec
@@ -283,8 +303,9 @@ class Handler(ProtocolHandler):
 
 @fuzz
 @given(recipe=recipes, version=st.sampled_from([3, 4, 5]), codec=st.sampled_from(["none", "drivers", "ours", "ours-z", "ours-shifted"]),
-       handler=st.sampled_from(["driver", "subclass", "subclass-header"]), state_of=st.sampled_from(["open", "busy"]))
-def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of):
+       handler=st.sampled_from(["driver", "subclass", "subclass-header"]), state_of=st.sampled_from(["open", "busy"]),
+       feature=features)
+def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of, feature):
     encoder = {"driver": ProtocolHandler, "subclass": Handler, "subclass-header": Handler}[handler]
     runs = []
     for send_msg in (_encoding_py.send_msg, _encoding.send_msg, Connection.send_msg):
@@ -293,7 +314,8 @@ def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of)
         codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _framing.SegmentCodec(),
                   "ours-z": _framing.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:]),
                   "ours-shifted": type("Shifted", (_framing.SegmentCodec,), {"FLAG_OFFSET": 19})()}
-        conn = type("Conn", (Sending,), {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec])
+        conn = type("Conn", (Sending,), {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec],
+                                                                feature)
         conn._socket_writable = state_of == "open"
         state = build(recipe)
         got = outcome(conn.send_msg, state.msg, 3, cb="cb", encoder=encoder.encode_message, decoder="dec")

@@ -33,7 +33,7 @@ SUBSET = ["tests/decoding/test_fastpath.py", "tests/decoding/test_fastpath_route
 #: The connection classes' unit tests (decision, timers, framing and writes next to the driver's own
 #: loop and classes) and their tests against the node (timeouts, rows, v4 and v5, both reactors, TLS,
 #: the driver's other behaviours next to its own class).
-CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_encoding.py",
+CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_dispatch.py", "tests/connection/test_encoding.py",
               "tests/connection/test_framing.py", "tests/connection/test_writes.py",
               "tests/connection/test_reads.py", "tests/integration/test_connection.py", "tests/integration/test_framing.py",
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
