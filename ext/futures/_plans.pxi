@@ -260,18 +260,18 @@ cdef class ScyllaTokenAwarePlan(TokenAwarePlan):
         query, policy = self.query, self.policy
         self.keyspace = query.keyspace if query and query.keyspace else self.working_keyspace
         self.child = policy._child_policy
-        if query is None or query.routing_key is None or self.keyspace is None:
+        routing_key = None if query is None else query.routing_key  # read once (a property of a bound statement)
+        if routing_key is None or self.keyspace is None:
             self.child_plan = iter(self.child.make_query_plan(self.keyspace, query))
             self.state = CHILD
             return
-        metadata, routing_key = policy._cluster_metadata, query.routing_key
+        metadata = policy._cluster_metadata
         if not _untabled(metadata, self.keyspace, query, routing_key):  # the policy's own steps
             self.child_plan = iter(TokenAwarePolicy.make_query_plan(policy, self.working_keyspace, query))
             self.state = CHILD
             return
         replicas = _get_replicas(metadata, self.keyspace, routing_key)
-        if (policy.shuffle_replicas and not query.is_lwt()
-                and not (_TABLET_VERSIONS and _IS_SERIAL(query.consistency_level))):
+        if policy.shuffle_replicas and not query.is_lwt() and not (_TABLET_VERSIONS and _serial(query.consistency_level)):
             shuffle(replicas)
         self.replicas = self.hosts = replicas
         self.order = 0

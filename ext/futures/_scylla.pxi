@@ -12,6 +12,16 @@ cdef bint _TABLET_VERSIONS = _TABLET_VERSIONS_LINE
 cdef tuple _IN_ORDER = _IN_ORDER_LINE
 cdef tuple _PLANNED = _PLANNED_LINE
 cdef object _IS_SERIAL = ConsistencyLevel.is_serial
+cdef object _SERIAL_LEVELS = (ConsistencyLevel.SERIAL, ConsistencyLevel.LOCAL_SERIAL)
+
+
+cdef inline bint _serial(level) except -1:
+    """``ConsistencyLevel.is_serial(level)``, compared here for ``None`` or an exact ``int`` while the
+    driver's function is the one imported."""
+    is_serial = ConsistencyLevel.is_serial
+    if is_serial is _IS_SERIAL and (level is None or type(level) is int):
+        return level is not None and level in _SERIAL_LEVELS
+    return bool(is_serial(level))
 
 
 cdef inline void _init_extras(future, result_metadata, routing_token) except *:

@@ -105,10 +105,11 @@ def token_aware_plan(policy: Any, working_keyspace: Any, query: Any) -> Iterator
     the same order, the same calls on the policies and the same random numbers drawn); its own for the rest."""
     keyspace = query.keyspace if query and query.keyspace else working_keyspace
     child = policy._child_policy
-    if query is None or query.routing_key is None or keyspace is None:
+    routing_key = None if query is None else query.routing_key  # read once (a property of a bound statement)
+    if routing_key is None or keyspace is None:
         yield from child.make_query_plan(keyspace, query)
         return
-    metadata, routing_key = policy._cluster_metadata, query.routing_key
+    metadata = policy._cluster_metadata
     if not untabled(metadata, keyspace, query, routing_key):  # tablets (and a leader): the policy's own steps
         yield from TokenAwarePolicy.make_query_plan(policy, working_keyspace, query)
         return
