@@ -5,7 +5,21 @@ asked), and a plan walked as far as a test asks."""
 from __future__ import annotations
 
 import random
+import uuid
 from typing import Any
+
+from hypothesis import strategies as st
+
+#: what a case says of the cluster and the policy around the plan (a test's strategy adds the rest)
+POLICY_CASES = {
+    "hosts": st.lists(st.tuples(st.sampled_from(["dc1", "dc2", None]), st.booleans()), min_size=1, max_size=6),
+    "local_dc": st.sampled_from(["dc1", "dc2", ""]),
+    "remote": st.integers(0, 2),
+    "shuffle": st.booleans(),
+    "position": st.integers(0, 10),
+    "seed": st.integers(0, 2**16),
+    "recording": st.booleans(),
+}
 
 
 class Cluster:
@@ -14,6 +28,20 @@ class Cluster:
     def __init__(self, metadata, hosts):
         self.metadata = metadata
         self.endpoints_resolved = [h.endpoint for h in hosts]
+
+
+def hosts_of(case: dict) -> list:
+    """The case's hosts (data centre, up or down), each with an address and a host id of its own."""
+    from cassandra.connection import DefaultEndPoint
+    from cassandra.policies import SimpleConvictionPolicy
+    from cassandra.pool import Host
+
+    hosts = []
+    for i, (dc, up) in enumerate(case["hosts"]):
+        host = Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy, datacenter=dc, host_id=uuid.UUID(int=i))
+        host.set_up() if up else host.set_down()
+        hosts.append(host)
+    return hosts
 
 
 def token_aware_policy(case: dict, metadata: Any, hosts: list) -> Any:

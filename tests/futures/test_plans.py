@@ -9,7 +9,7 @@ from cassandra.metadata import MAX_LONG, MIN_LONG, Murmur3Token, Token
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .planning import token_aware_policy, walk
+from .planning import POLICY_CASES, hosts_of, token_aware_policy, walk
 
 
 class Metadata:
@@ -33,31 +33,17 @@ class Statement:
 
 
 plans = st.fixed_dictionaries({
-    "hosts": st.lists(st.tuples(st.sampled_from(["dc1", "dc2", None]), st.booleans()), min_size=1, max_size=6),
-    "local_dc": st.sampled_from(["dc1", "dc2", ""]),
-    "remote": st.integers(0, 2),
+    **POLICY_CASES,
     "replicas": st.lists(st.integers(0, 5), max_size=4),
     "query": st.one_of(st.none(), st.builds(Statement, st.sampled_from([None, "ks"]),
                                              st.sampled_from([None, b"key"]), st.booleans())),
     "working": st.sampled_from([None, "w"]),
-    "shuffle": st.booleans(),
     "take": st.integers(0, 8),
-    "position": st.integers(0, 10),
-    "seed": st.integers(0, 2**16),
-    "recording": st.booleans(),
 })
 
 
 def _policy(case):
-    from cassandra.connection import DefaultEndPoint
-    from cassandra.policies import SimpleConvictionPolicy
-    from cassandra.pool import Host
-
-    hosts = []
-    for i, (dc, up) in enumerate(case["hosts"]):
-        host = Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy, datacenter=dc)
-        host.set_up() if up else host.set_down()
-        hosts.append(host)
+    hosts = hosts_of(case)
     replicas = [hosts[i] for i in case["replicas"] if i < len(hosts)]
     metadata = Metadata(replicas)
     return token_aware_policy(case, metadata, hosts), metadata

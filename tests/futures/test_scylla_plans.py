@@ -6,18 +6,14 @@ the driver's own metadata, Murmur3 token map and tablets. Collected on scylla-dr
 from __future__ import annotations
 
 import random
-import uuid
 
 from cassandra import ConsistencyLevel
-from cassandra.connection import DefaultEndPoint
 from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
-from cassandra.policies import SimpleConvictionPolicy
-from cassandra.pool import Host
 from cassandra.tablets import Tablet, Tablets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .planning import token_aware_policy, walk
+from .planning import POLICY_CASES, hosts_of, token_aware_policy, walk
 
 
 class Statement:
@@ -35,9 +31,7 @@ class Statement:
 
 
 plans = st.fixed_dictionaries({
-    "hosts": st.lists(st.tuples(st.sampled_from(["dc1", "dc2", None]), st.booleans()), min_size=1, max_size=6),
-    "local_dc": st.sampled_from(["dc1", "dc2", ""]),
-    "remote": st.integers(0, 2),
+    **POLICY_CASES,
     "tokens": st.lists(st.integers(MIN_LONG, MAX_LONG), min_size=1, max_size=6, unique=True),
     "replicas": st.lists(st.lists(st.integers(0, 5), max_size=4), min_size=6, max_size=6),
     "tablets": st.sampled_from(["none", "other table", "empty", "this table"]),
@@ -47,20 +41,12 @@ plans = st.fixed_dictionaries({
         st.sampled_from(["t", "u"]), st.booleans(),
         st.sampled_from([ConsistencyLevel.ONE, ConsistencyLevel.QUORUM, ConsistencyLevel.SERIAL]), st.booleans())),
     "working": st.sampled_from([None, "ks"]),
-    "shuffle": st.booleans(),
     "take": st.integers(0, 14),
-    "position": st.integers(0, 10),
-    "seed": st.integers(0, 2**16),
-    "recording": st.booleans(),
 })
 
 
 def _policy(case):
-    hosts = []
-    for i, (dc, up) in enumerate(case["hosts"]):
-        host = Host(DefaultEndPoint(f"127.0.0.{i + 1}"), SimpleConvictionPolicy, datacenter=dc, host_id=uuid.UUID(int=i))
-        host.set_up() if up else host.set_down()
-        hosts.append(host)
+    hosts = hosts_of(case)
     metadata = Metadata()
     tokens = sorted(Murmur3Token(v) for v in case["tokens"])
     token_map = TokenMap(Murmur3Token, {t: hosts[i % len(hosts)] for i, t in enumerate(tokens)}, tokens, metadata)
