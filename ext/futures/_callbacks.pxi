@@ -69,7 +69,7 @@ from pyfactories.futures._callbacks_py import ABORTABLE as _ABORTABLE_LINE
 cdef bint _ABORTABLE = _ABORTABLE_LINE
 
 
-cdef inline tuple _outcome(future, response, bint result):
+cdef inline tuple _outcome(FutureFields future, response, bint result):
     if result:
         future._final_result = response
         return _snapshot(future._callbacks)
@@ -77,7 +77,7 @@ cdef inline tuple _outcome(future, response, bint result):
     return _snapshot(future._errbacks)
 
 
-cdef inline bint _aborted(future, bint aborting, generation) except -1:
+cdef inline bint _aborted(FutureFields future, bint aborting, generation) except -1:
     """In the future's lock (scylla-driver's with aborted retries): whether it is not to be finished now."""
     if future._retry_aborted:
         return True
@@ -89,13 +89,13 @@ cdef inline bint _aborted(future, bint aborting, generation) except -1:
     return False
 
 
-cdef inline void _record_time(future) except *:
+cdef inline void _record_time(FutureFields future) except *:
     metrics = future._metrics
     if metrics is not None:
         metrics.request_timer.addValue(_now() - future._start_time)
 
 
-cdef inline void _finish(future, response, bint result, generation=_NOT_SET) except *:
+cdef inline void _finish(FutureFields future, response, bint result, generation=_NOT_SET) except *:
     cdef tuple to_call = None, item
     cdef dict kwargs
     cdef bint aborting = generation is not _NOT_SET
@@ -126,7 +126,7 @@ cdef inline void _finish(future, response, bint result, generation=_NOT_SET) exc
     if _ABORTABLE:
         _record_time(future)
     future._event.set()
-    _wake_awaiter(future, response, not result)
+    _wake(future._pyfactories_awaiter, future, response, not result)
     for item in to_call:
         kwargs = <dict>item[2]
         if kwargs is None:
@@ -135,8 +135,7 @@ cdef inline void _finish(future, response, bint result, generation=_NOT_SET) exc
             item[0](response, *<tuple>item[1], **kwargs)
 
 
-cdef inline void _wake_awaiter(future, response, bint failed) except *:
-    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+cdef inline void _wake(awaiter, future, response, bint failed) except *:
     if awaiter is None:  # no task awaits it
         return
     try:
@@ -147,20 +146,20 @@ cdef inline void _wake_awaiter(future, response, bint failed) except *:
 
 def wake_awaiter(future, response, failed):
     """``pyfactories.futures._futures_py.wake_awaiter``."""
-    _wake_awaiter(future, response, bool(failed))
+    _wake(getattr(future, AWAITER_ATTRIBUTE, None), future, response, bool(failed))
 
 
-def set_final_result(future, response):
+def set_final_result(FutureFields future not None, response):
     """``ResponseFuture._set_final_result``."""
     _finish(future, response, True)
 
 
-def aborting_set_final_exception(future, response, retry_abort_generation=_NOT_SET):
+def aborting_set_final_exception(FutureFields future not None, response, retry_abort_generation=_NOT_SET):
     """``ResponseFuture._set_final_exception`` of scylla-driver's futures that can abort a retry."""
     _finish(future, response, False, retry_abort_generation)
 
 
-def plain_set_final_exception(future, response):
+def plain_set_final_exception(FutureFields future not None, response):
     """``ResponseFuture._set_final_exception``."""
     _finish(future, response, False)
 
@@ -169,45 +168,45 @@ def plain_set_final_exception(future, response):
 set_final_exception = aborting_set_final_exception if _ABORTABLE else plain_set_final_exception
 
 
-cdef inline void _append(future, str name, tuple item) except *:
-    # the future's callbacks and errbacks lists are made by the first one added (in its lock)
-    listeners = getattr(future, name)
+cdef inline object _with(listeners, tuple item):
+    """The future's callbacks or errbacks with ``item`` appended: the list is made by the first one
+    added (in the future's lock)."""
     if listeners is None:
-        setattr(future, name, [item])
-    else:
-        listeners.append(item)
+        return [item]
+    listeners.append(item)
+    return listeners
 
 
-def add_callback(future, fn, *args, **kwargs):
+def add_callback(FutureFields future not None, fn, *args, **kwargs):
     """``ResponseFuture.add_callback``."""
     cdef bint run_now = False
     with future._callback_lock:
-        _append(future, "_callbacks", (fn, args, kwargs))
+        future._callbacks = _with(future._callbacks, (fn, args, kwargs))
         run_now = future._final_result is not _NOT_SET
     if run_now:
         fn(future._final_result, *args, **kwargs)
     return future
 
 
-def add_errback(future, fn, *args, **kwargs):
+def add_errback(FutureFields future not None, fn, *args, **kwargs):
     """``ResponseFuture.add_errback``."""
     cdef bint run_now = False
     with future._callback_lock:
-        _append(future, "_errbacks", (fn, args, kwargs))
+        future._errbacks = _with(future._errbacks, (fn, args, kwargs))
         run_now = bool(future._final_exception)
     if run_now:
         fn(future._final_exception, *args, **kwargs)
     return future
 
 
-cdef inline int _add_both(future, tuple callback, tuple errback) except -1:
+cdef inline int _add_both(FutureFields future, tuple callback, tuple errback) except -1:
     """Both listeners appended; 1 if the future has its result, 2 if its exception."""
-    _append(future, "_callbacks", callback)
-    _append(future, "_errbacks", errback)
+    future._callbacks = _with(future._callbacks, callback)
+    future._errbacks = _with(future._errbacks, errback)
     return (future._final_result is not _NOT_SET) | (bool(future._final_exception) << 1)
 
 
-def add_callbacks(future, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
+def add_callbacks(FutureFields future not None, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
                   errback_kwargs=None):
     """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
     cdef bint succeeded = False, failed = False

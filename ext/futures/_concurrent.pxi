@@ -57,7 +57,7 @@ def result_set(cls, future, rows):
     return _result_set(cls, future, rows)
 
 
-def result(future):
+def result(FutureFields future not None):
     """``pyfactories.futures._futures_py.result``."""
     future._event.wait()
     final = future._final_result

@@ -55,10 +55,11 @@ cdef object _MIN_LONG = MIN_LONG
 cdef object _MAX_LONG = MAX_LONG
 
 
+include "_fields.pxi"
 include "_callbacks.pxi"
 
 
-cdef void _not_sent(future, host, pool, connection, exc) except *:
+cdef void _not_sent(FutureFields future, host, pool, connection, exc) except *:
     """``pyfactories.futures._callbacks_py.not_sent``."""
     cdef bint busy = isinstance(exc, NoConnectionsAvailable)
     if busy:
@@ -77,7 +78,7 @@ cdef void _not_sent(future, host, pool, connection, exc) except *:
         pool.return_connection(connection)
 
 
-cdef object _pool_for(future, host):
+cdef object _pool_for(FutureFields future, host):
     """``pyfactories.futures._callbacks_py.pool_for``."""
     pool = future.session._pools.get(host)
     if not pool:
@@ -89,7 +90,7 @@ cdef object _pool_for(future, host):
     return pool
 
 
-cdef void _take_answer(future, response, kind) except *:
+cdef void _take_answer(FutureFields future, response, kind) except *:
     """``pyfactories.futures._callbacks_py.take_answer``."""
     future._warnings = getattr(response, "warnings", None)
     future._custom_payload = getattr(response, "custom_payload", None)
@@ -102,7 +103,7 @@ cdef void _take_answer(future, response, kind) except *:
         future._set_final_result(None)
 
 
-def cassandra_query(future, host, message=None, cb=None):
+def cassandra_query(FutureFields future not None, host, message=None, cb=None):
     """``pyfactories.futures._futures_py.query`` (cassandra-driver's)."""
     if message is None:
         message = future.message
@@ -140,7 +141,7 @@ cdef class Completion:
         self.future._set_result(self.host, self.connection, self.pool, response)
 
 
-def cassandra_set_result(future, host, connection, pool, response):
+def cassandra_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._futures_py.set_result`` (cassandra-driver's)."""
     if not isinstance(response, ResultMessage):
         _driver_set_result(future, host, connection, pool, response)
@@ -220,7 +221,7 @@ def return_connection(pool, connection):
 include "_plans.pxi"
 
 
-cdef _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
+cdef _init_future(FutureFields future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
                   load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token):
     future.session = session
     future.row_factory = row_factory or session.row_factory
@@ -256,7 +257,7 @@ cdef _init_future(future, session, message, query, timeout, prepared_statement, 
     future._continuous_paging_state = None
 
 
-def init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
+def init_future(FutureFields future not None, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
                 load_balancer, start_time, speculative_execution_plan, host, result_metadata=_NOT_SET,
                 routing_token=None):
     """``pyfactories.futures._futures_py.init_future``."""
@@ -271,6 +272,7 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
                     execution_profile, paging_state, host):
     cdef bint simple
     cdef int protocol_version
+    cdef FutureFields future
     cdef double start_time
     cluster = session.cluster
     version = session._protocol_version  # read in C as an int: anything else is the driver's to compare
@@ -331,7 +333,7 @@ cdef object _create(type future_class, driver, session, query, parameters, trace
 
     spec_policy = profile.speculative_execution_policy
     plan = spec_policy.new_plan(query.keyspace or session.keyspace, query) if query.is_idempotent and spec_policy else None
-    future = future_class.__new__(future_class)
+    future = <FutureFields?>future_class.__new__(future_class)
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, profile.row_factory,
                  profile.load_balancing_policy, start_time, plan, host, result_metadata, routing_token)
     return future
@@ -351,6 +353,8 @@ cdef class LeanCreate:
     cdef readonly type future_class
 
     def __init__(self, session, type future_class):
+        if not issubclass(future_class, FutureFields):
+            raise TypeError(f"{future_class.__name__} is not a subclass of FutureFields")
         self.session = session
         self.future_class = future_class
         self.previous = session.__dict__.get("_create_response_future")

@@ -89,7 +89,7 @@ cdef tuple _scylla_execute_message(session, query, prepared_statement, cl, seria
     return message, result_metadata
 
 
-def scylla_query(future, host, message=None, cb=None):
+def scylla_query(FutureFields future not None, host, message=None, cb=None):
     """``pyfactories.futures._scylla_py.query``."""
     cdef bint sent = False
     if message is None:
@@ -137,7 +137,7 @@ def scylla_query(future, host, message=None, cb=None):
     return None
 
 
-def scylla_set_result(future, host, connection, pool, response):
+def scylla_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._scylla_py.set_result``."""
     if not isinstance(response, ResultMessage):
         _driver_set_result(future, host, connection, pool, response)

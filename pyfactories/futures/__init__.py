@@ -56,8 +56,9 @@ __all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "execute_concurre
 FUTURES_OURS = not _support.PROTOCOL_FEATURES or _support.release_off() is None
 
 
-class LeanResponseFuture(ResponseFuture):
-    """The driver's ``ResponseFuture`` (see the module's docstring); made by :class:`LeanCreate`."""
+class LeanResponseFuture(_spec.FutureFields, ResponseFuture):
+    """The driver's ``ResponseFuture`` (see the module's docstring); made by :class:`LeanCreate`. The
+    attributes its request reads and writes are kept in C by the compiled module (``FutureFields``)."""
 
     _query = _spec.query
     _set_result = _spec.set_result

@@ -81,6 +81,19 @@ _NO_SPECULATION = NoSpeculativeExecutionPlan
 SCYLLA = _scylla_py.SCYLLA
 
 
+class FutureFields:
+    """The first base of a lean future (``pyfactories.futures.LeanResponseFuture``): the attributes of
+    the driver's ``ResponseFuture`` that a request's steps here read and write (its message, query, plan,
+    host, connection, lock, event, timer, outcome, callbacks, errbacks, the answer's paging state, column
+    names and types, warnings and custom payload, and the awaiter of ``pyfactories.aio``). Here they are
+    the instance's attributes, as on the driver's futures, the driver's class attributes until set. The
+    compiled twin keeps them as fields of the object, with the same values before they are set (the
+    driver's class attributes, None for those it has none of), read and written through their
+    descriptors from Python, and without an attribute lookup by the compiled steps."""
+
+    __slots__ = ()
+
+
 def cassandra_query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
     """cassandra-driver's ``ResponseFuture._query``: the request sent to ``host``; its request id, or ``None`` (the
     error kept by host) when that host cannot take it. The answer goes to :class:`Completion`."""
@@ -282,6 +295,8 @@ class LeanCreate:
     __slots__ = ("session", "future_class", "driver", "previous")
 
     def __init__(self, session: Any, future_class: type) -> None:
+        if not issubclass(future_class, FutureFields):
+            raise TypeError(f"{future_class.__name__} is not a subclass of FutureFields")
         self.session = session
         self.future_class = future_class
         self.previous = session.__dict__.get("_create_response_future")

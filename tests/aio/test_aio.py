@@ -24,10 +24,10 @@ from .loops import LOOPS
 SETTLE_S = 10.0
 
 
-def request_future(columns=("k",)):
-    """A request future of the driver's class in the state the driver's ``__init__`` leaves it (the
-    parts finishing it reads), not sent."""
-    future = ResponseFuture.__new__(ResponseFuture)
+def request_future(columns=("k",), cls=ResponseFuture):
+    """A request future of the driver's class (or ``cls``) in the state the driver's ``__init__`` leaves it
+    (the parts finishing it reads), not sent."""
+    future = cls.__new__(cls)
     future._callback_lock = threading.Lock()
     future._event = threading.Event()
     future._callbacks, future._errbacks = [], []
@@ -417,8 +417,7 @@ def lean_future():
     """A ``pyfactories.futures.LeanResponseFuture`` in the state the driver leaves its own (not sent)."""
     from pyfactories import futures
 
-    future = request_future()
-    future.__class__ = futures.LeanResponseFuture
+    future = request_future(cls=futures.LeanResponseFuture)
     future._timer, future._metrics, future._callbacks, future._errbacks = None, None, None, None
     return future
 

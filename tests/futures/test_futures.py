@@ -173,14 +173,16 @@ def bare(cls, event, metrics=None):
     return future
 
 
-class Lean(ResponseFuture):
-    """A ResponseFuture with the module under test's methods (set per test)."""
+@pytest.fixture
+def lean(spec):
+    """A ResponseFuture with the module under test's fields (``FutureFields``; its methods set per test)."""
+    return type("Lean", (spec.FutureFields, ResponseFuture), {})
 
 
 @pytest.fixture
 def pair(spec):
     """``(ours, the driver's)``: bare futures of the module under test's methods and the driver's."""
-    ours = type("Ours", (ResponseFuture,), {
+    ours = type("Ours", (spec.FutureFields, ResponseFuture), {
         "_set_final_result": spec.set_final_result, "_set_final_exception": spec.set_final_exception,
         "add_callback": spec.add_callback, "add_errback": spec.add_errback, "add_callbacks": spec.add_callbacks,
     })
@@ -234,9 +236,9 @@ def test_add_callbacks_takes_and_refuses_what_the_driver_does(pair):
         assert seen[0] == seen[1], kwargs
 
 
-def test_a_future_without_callbacks_finishes(spec):
+def test_a_future_without_callbacks_finishes(spec, lean):
     for finish in (spec.set_final_result, spec.set_final_exception):
-        future = bare(Lean, spec.Once())
+        future = bare(lean, spec.Once())
         future._callbacks = future._errbacks = None  # the class's: ours are made by the first one added
         finish(future, ValueError("x"))
         assert future._event.is_set()
@@ -251,8 +253,8 @@ def test_a_result_of_none_is_a_result(pair):
         assert future._final_result is None
 
 
-def test_no_metrics_no_timer(spec):
-    future = bare(Lean, spec.Once())
+def test_no_metrics_no_timer(spec, lean):
+    future = bare(lean, spec.Once())
     future._timer = None
     spec.set_final_result(future, 1)
     assert future._final_result == 1 and future._event.is_set()
@@ -268,10 +270,10 @@ def test_a_callback_error_propagates_as_the_drivers(pair):
     assert errors[0] == errors[1]
 
 
-def test_callback_added_from_another_thread_while_finishing_runs_once(spec):
+def test_callback_added_from_another_thread_while_finishing_runs_once(spec, lean):
     """add_callback racing set_final_result: each callback runs exactly once."""
     for _ in range(200):
-        future = bare(Lean, spec.Once())
+        future = bare(lean, spec.Once())
         ran = []
         adder = threading.Thread(target=lambda: spec.add_callback(future, ran.append))
         adder.start()
@@ -280,20 +282,20 @@ def test_callback_added_from_another_thread_while_finishing_runs_once(spec):
         assert ran == ["done"]
 
 
-def test_waiting_on_an_unfinished_future_from_another_thread(spec):
-    future = bare(Lean, spec.Once())
+def test_waiting_on_an_unfinished_future_from_another_thread(spec, lean):
+    future = bare(lean, spec.Once())
     threading.Timer(0.05, partial(spec.set_final_result, future, "late")).start()
     assert future._event.wait(SETTLE_S) is True
     assert future._final_result == "late"
 
 
-def test_no_references_kept(spec):
+def test_no_references_kept(spec, lean):
     """Finishing many futures keeps none of them, their callbacks or their results alive."""
     class Result:
         pass
 
     def cycle():
-        future = bare(Lean, spec.Once(), Metrics())
+        future = bare(lean, spec.Once(), Metrics())
         future.add_callbacks(lambda r: None, lambda e: None)
         spec.set_final_result(future, Result())
         future._event.wait()
@@ -301,20 +303,56 @@ def test_no_references_kept(spec):
     for _ in range(100):
         cycle()
     gc.collect()
-    before = sum(1 for o in gc.get_objects() if type(o) in (Lean, Result))
+    before = sum(1 for o in gc.get_objects() if type(o) in (lean, Result))
     for _ in range(5000):
         cycle()
     gc.collect()
-    after = sum(1 for o in gc.get_objects() if type(o) in (Lean, Result))
+    after = sum(1 for o in gc.get_objects() if type(o) in (lean, Result))
     assert after <= before
 
 
-def test_not_set_sentinel_is_the_drivers(spec):
-    future = bare(Lean, spec.Once())
+def test_not_set_sentinel_is_the_drivers(spec, lean):
+    future = bare(lean, spec.Once())
     assert future._final_result is _NOT_SET
     log = []
     spec.add_callback(future, log.append)
     assert log == []
+
+
+#: every attribute a lean future keeps in C (the compiled ``FutureFields``)
+FIELDS = ["session", "row_factory", "message", "query", "timeout", "prepared_statement", "query_plan",
+          "attempted_hosts", "coordinator_host", "request_encoded_size", "_load_balancer", "_retry_policy",
+          "_metrics", "_callback_lock", "_start_time", "_host", "_spec_execution_plan", "_event", "_errors", "_timer",
+          "_continuous_paging_state", "_current_host", "_connection", "_req_id", "_protocol_handler", "_warnings",
+          "_custom_payload", "_paging_state", "_col_names", "_col_types", "_final_result", "_final_exception",
+          "_callbacks", "_errbacks", futures._spec.AWAITER_ATTRIBUTE]
+
+
+def test_the_compiled_futures_keep_these_fields_in_c():
+    from pyfactories.futures import _futures
+
+    fields = {name for name, kind in vars(_futures.FutureFields).items() if type(kind).__name__ == "getset_descriptor"}
+    assert fields == set(FIELDS)
+
+
+def test_a_lean_future_has_the_drivers_attributes_before_and_after_they_are_set(spec, lean):
+    """Before a request sets them, its fields are the driver's class attributes (None where it has none);
+    set from Python, each reads back and no other moves."""
+    future, theirs = lean.__new__(lean), ResponseFuture.__new__(ResponseFuture)
+    for name in FIELDS:
+        assert getattr(future, name, None) is getattr(theirs, name, None), name
+    for i, name in enumerate(FIELDS):
+        setattr(future, name, ("set", i))
+    assert [getattr(future, name) for name in FIELDS] == [("set", i) for i in range(len(FIELDS))]
+    assert "message" not in vars(future) or spec.__name__.endswith("_py")
+
+
+def test_a_future_class_without_the_fields_is_refused(spec):
+    class Session:
+        _create_response_future = None
+
+    with pytest.raises(TypeError, match="FutureFields"):
+        spec.LeanCreate(Session(), ResponseFuture)
 
 
 # Timestamps ---------------------------------------------------------------------------------------
@@ -453,7 +491,7 @@ def _answer(kind, rows=None, **extra):
 
 
 @pytest.mark.parametrize("answer", ["void", "rows", "rows, warnings and payload", "failing factory"])
-def test_answers_taken_as_the_drivers(spec, answer):
+def test_answers_taken_as_the_drivers(spec, lean, answer):
     from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID
 
 
@@ -464,7 +502,7 @@ def test_answers_taken_as_the_drivers(spec, answer):
 
     outcomes = []
     for take in (spec.set_result, ResponseFuture._set_result):
-        future = bare(Lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
+        future = bare(lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
         future.message = type("Message", (), {"continuous_paging_options": None})()
         future.row_factory, future.prepared_statement = factory, None
         response = {
@@ -497,13 +535,13 @@ class Pool:
 
 @pytest.mark.parametrize("shut_down", [False, True])
 @pytest.mark.parametrize("answer", ["rows", "a new result metadata id"])
-def test_a_connection_goes_back_to_its_pool_as_the_drivers(spec, shut_down, answer):
+def test_a_connection_goes_back_to_its_pool_as_the_drivers(spec, lean, shut_down, answer):
     """Given back unless the pool is shut down on scylla-driver, always on cassandra-driver."""
     from cassandra.protocol import RESULT_KIND_ROWS
 
     outcomes = []
     for take in (spec.set_result, ResponseFuture._set_result):
-        future = bare(Lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
+        future = bare(lean, spec.Once() if take is spec.set_result else threading.Event(), Metrics())
         future.message = type("Message", (), {"continuous_paging_options": None})()
         future.row_factory, future.prepared_statement = (lambda names, rows: [tuple(row) for row in rows]), None
         pool = Pool(shut_down=shut_down)
@@ -554,12 +592,12 @@ class Sender:
 
 @pytest.mark.parametrize("fails", [False, True])
 @pytest.mark.parametrize("statement", [True, False])
-def test_a_request_is_sent_as_the_drivers(spec, fails, statement):
+def test_a_request_is_sent_as_the_drivers(spec, lean, fails, statement):
     """The pool asked as the driver asks it (by routing key, keyspace, table and token on scylla-driver),
     the stream recorded and put back when sending fails, the error kept by host, the connection returned."""
     outcomes = []
     for send in (spec.query, ResponseFuture._query):
-        future = bare(Lean, threading.Event())
+        future = bare(lean, threading.Event())
         connection = Sender(fails)
         pool = Pool(connection)
         future.session = type("Session", (), {"_pools": {"host": pool}})()

@@ -83,7 +83,7 @@ def _future_class(name):
     if name == "driver":
         return ResponseFuture
     module = MODULES[name]
-    return type("Ours", (ResponseFuture,), {
+    return type("Ours", (module.FutureFields, ResponseFuture), {
         "_set_final_result": module.set_final_result, "_set_final_exception": module.set_final_exception,
         "add_callback": module.add_callback, "add_errback": module.add_errback,
         "add_callbacks": module.add_callbacks,

@@ -66,12 +66,22 @@ VOLATILE = {"_event", "_callback_lock", "_start_time", "query_plan", "_timer", "
             "_spec_execution_plan"}  # the driver's sets the class default in the instance: compared by type
 
 
+#: the attributes a lean future keeps in C (none in pure Python): on the driver's futures, in their ``vars``
+FIELDS = {name for name, kind in vars(futures._spec.FutureFields).items() if type(kind).__name__ == "getset_descriptor"}
+
+
+def attributes(future):
+    """The future's attributes: those of its ``vars`` and those kept in C (the driver's class default where
+    the driver's future has not set one; None for the awaiter of ``pyfactories.aio``, which it has not)."""
+    return {name: getattr(future, name, None) for name in FIELDS.union(vars(future))}
+
+
 def _built(create, *args, **kwargs):
     """What ``create`` (a ``_create_response_future``) builds: (future class, future state, message
     class, message state), the timer it armed cancelled."""
     future = create(*args, **kwargs)
     future._cancel_timer()
-    state = {k: v for k, v in vars(future).items() if k not in VOLATILE}
+    state = {k: v for k, v in attributes(future).items() if k not in VOLATILE}
     message = vars(future.message).copy()
     message.pop("timestamp", None)
     if "tablet_version_block" in message:  # scylla-driver's: random for a key whose tablet it does not know

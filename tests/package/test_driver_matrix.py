@@ -75,8 +75,11 @@ def against(contact):
 
 
 def pytest_passed(done):
+    """A run that passed every test it collected; on failure, the end of its output and of its errors
+    (where pytest's faulthandler writes the threads' stacks of a run that crashed)."""
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    assert done.returncode == 0 and " passed" in last and "skipped" not in last, done.stdout[-6000:]
+    assert done.returncode == 0 and " passed" in last and "skipped" not in last, (
+        f"exit {done.returncode}\n{done.stdout[-6000:]}\n--- stderr ---\n{done.stderr[-12000:]}")
 
 
 # The README's quick start, against the node: one call, then the status of the session it connects.
