@@ -81,17 +81,43 @@ _NO_SPECULATION = NoSpeculativeExecutionPlan
 SCYLLA = _scylla_py.SCYLLA
 
 
+#: the attributes of the driver's ``ResponseFuture`` a lean future keeps in :class:`FutureFields`
+FIELDS = ("session", "row_factory", "message", "query", "timeout", "prepared_statement", "query_plan",
+          "attempted_hosts", "coordinator_host", "request_encoded_size", "_load_balancer", "_retry_policy",
+          "_metrics", "_callback_lock", "_start_time", "_host", "_spec_execution_plan", "_event", "_errors",
+          "_timer", "_continuous_paging_state", "_current_host", "_connection", "_req_id", "_protocol_handler",
+          "_warnings", "_custom_payload", "_paging_state", "_col_names", "_col_types", "_final_result",
+          "_final_exception", "_callbacks", "_errbacks", _callbacks_py.AWAITER_ATTRIBUTE)
+
+
 class FutureFields:
     """The first base of a lean future (``pyfactories.futures.LeanResponseFuture``): the attributes of
-    the driver's ``ResponseFuture`` that a request's steps here read and write (its message, query, plan,
-    host, connection, lock, event, timer, outcome, callbacks, errbacks, the answer's paging state, column
-    names and types, warnings and custom payload, and the awaiter of ``pyfactories.aio``). Here they are
-    the instance's attributes, as on the driver's futures, the driver's class attributes until set. The
-    compiled twin keeps them as fields of the object, with the same values before they are set (the
-    driver's class attributes, None for those it has none of), read and written through their
-    descriptors from Python, and without an attribute lookup by the compiled steps."""
+    the driver's ``ResponseFuture`` that a request's steps read and write (:data:`FIELDS`: its message,
+    query, plan, host, connection, lock, event, timer, outcome, callbacks, errbacks, the answer's paging
+    state, column names and types, warnings and custom payload, and the awaiter of ``pyfactories.aio``)
+    are slots of the object, not entries of its ``__dict__``, each starting as the driver's class
+    attribute (None where it has none). The compiled twin keeps them as C fields, reached by its steps
+    without an attribute lookup.
 
-    __slots__ = ()
+    Why not the ``__dict__``: CPython 3.11 keeps the attributes of a class's instances in one table of
+    names shared by them all, up to 30 names; a future of the driver's, with what a request adds, has
+    more. Past the table, an instance's attributes become a dict of its own, made on its first store of
+    a name the table lacks. A request's future is written by two threads (the caller adds callbacks,
+    the event loop's thread sets the answer); if the allocation of that dict runs the cyclic collector
+    and another thread stores on the same future meanwhile, CPython 3.11 makes two dicts over the same
+    values and frees them twice (AddressSanitizer: a double free in ``dictresize``)."""
+
+    __slots__ = FIELDS
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        future = super().__new__(cls)
+        for name, value in _FIELD_DEFAULTS:
+            object.__setattr__(future, name, value)
+        return future
+
+
+#: each field's value before it is set: the driver's class attribute as imported, None where it has none
+_FIELD_DEFAULTS = tuple((name, getattr(ResponseFuture, name, None)) for name in FIELDS)
 
 
 def cassandra_query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:

@@ -66,8 +66,8 @@ VOLATILE = {"_event", "_callback_lock", "_start_time", "query_plan", "_timer", "
             "_spec_execution_plan"}  # the driver's sets the class default in the instance: compared by type
 
 
-#: the attributes a lean future keeps in C (none in pure Python): on the driver's futures, in their ``vars``
-FIELDS = {name for name, kind in vars(futures._spec.FutureFields).items() if type(kind).__name__ == "getset_descriptor"}
+#: the attributes a lean future keeps out of its ``__dict__``: on the driver's futures, in their ``vars``
+FIELDS = set(futures._spec.FIELDS)
 
 
 def attributes(future):
