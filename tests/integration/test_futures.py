@@ -383,6 +383,32 @@ def test_uninstall_puts_the_drivers_method_back(sessions):
     assert type(ours.execute_async("SELECT * FROM system.local")) is futures.LeanResponseFuture
 
 
+def test_a_lean_future_keeps_few_attributes_in_its_dict(sessions):
+    """What a request stores on its lean future outside the fields stays far under the 30 names CPython 3.11
+    shares among a class's instances, so no future's attributes become a dict of its own while two threads
+    store on it (``FutureFields``: CPython 3.11 can then free the dict's values twice)."""
+    ours, _ = sessions
+    prepared = ours.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = ? AND c = ?")
+    insert = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (4, ?, ?)")
+    made = [ours.execute_async(prepared, (1, c)) for c in range(5)]
+    made += [ours.execute_async(insert, (c, "v")) for c in range(5)]
+    made += [ours.execute_async(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", timeout=5.0),
+             ours.execute_async(SimpleStatement(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1", fetch_size=3)),
+             ours.execute_async("SELECT * FROM no_such_keyspace.t")]
+    names = set()
+    for future in made:
+        future.add_callbacks(lambda _: None, lambda _: None)
+        try:
+            result = future.result()
+            if future.has_more_pages:
+                result.fetch_next_page()
+        except InvalidRequest:
+            pass
+        assert type(future) is futures.LeanResponseFuture
+        names |= set(vars(future))
+    assert len(names) <= 10, sorted(names)
+
+
 def test_no_futures_kept_after_a_long_run(sessions):
     ours, _ = sessions
     prepared = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (3, ?, ?)")
