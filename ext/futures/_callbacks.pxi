@@ -206,8 +206,8 @@ cdef inline int _add_both(FutureFields future, tuple callback, tuple errback) ex
     return (future._final_result is not _NOT_SET) | (bool(future._final_exception) << 1)
 
 
-def add_callbacks(FutureFields future not None, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
-                  errback_kwargs=None):
+def add_callbacks(FutureFields future not None, callback, errback, callback_args=(), callback_kwargs=None,
+                  errback_args=(), errback_kwargs=None):
     """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
     cdef bint succeeded = False, failed = False
     cdef int outcome = 0

@@ -6,18 +6,9 @@ cdef object _DEFAULT_HANDLER = ResponseFuture._protocol_handler
 cdef object _DEFAULT_SPECULATION = ResponseFuture._spec_execution_plan
 
 
-#: ``pyfactories.futures._futures_py.FIELDS``: the attributes declared below
-FIELDS = ("session", "row_factory", "message", "query", "timeout", "prepared_statement", "query_plan",
-          "attempted_hosts", "coordinator_host", "request_encoded_size", "_load_balancer", "_retry_policy",
-          "_metrics", "_callback_lock", "_start_time", "_host", "_spec_execution_plan", "_event", "_errors",
-          "_timer", "_continuous_paging_state", "_current_host", "_connection", "_req_id", "_protocol_handler",
-          "_warnings", "_custom_payload", "_paging_state", "_col_names", "_col_types", "_final_result",
-          "_final_exception", "_callbacks", "_errbacks", "_pyfactories_awaiter")
-
-
 cdef class FutureFields:
-    """``pyfactories.futures._futures_py.FutureFields``: each attribute a field of the object, read and
-    written through its descriptor from Python, and directly by this module's steps."""
+    """``pyfactories.futures._futures_py.FutureFields``: each attribute of its ``FIELDS`` a field of the
+    object, read and written through its descriptor from Python, and directly by this module's steps."""
 
     cdef public object session, row_factory, message, query, timeout, prepared_statement, query_plan
     cdef public object attempted_hosts, coordinator_host, request_encoded_size

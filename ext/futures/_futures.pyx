@@ -221,8 +221,8 @@ def return_connection(pool, connection):
 include "_plans.pxi"
 
 
-cdef _init_future(FutureFields future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                  load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token):
+cdef _init_future(FutureFields future, session, message, query, timeout, prepared_statement, retry_policy,
+                  row_factory, load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token):
     future.session = session
     future.row_factory = row_factory or session.row_factory
     future._load_balancer = load_balancer or session.cluster._default_load_balancing_policy
@@ -257,8 +257,8 @@ cdef _init_future(FutureFields future, session, message, query, timeout, prepare
     future._continuous_paging_state = None
 
 
-def init_future(FutureFields future not None, session, message, query, timeout, prepared_statement, retry_policy, row_factory,
-                load_balancer, start_time, speculative_execution_plan, host, result_metadata=_NOT_SET,
+def init_future(FutureFields future not None, session, message, query, timeout, prepared_statement, retry_policy,
+                row_factory, load_balancer, start_time, speculative_execution_plan, host, result_metadata=_NOT_SET,
                 routing_token=None):
     """``pyfactories.futures._futures_py.init_future``."""
     _init_future(future, session, message, query, timeout, prepared_statement, retry_policy, row_factory,

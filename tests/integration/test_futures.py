@@ -21,6 +21,7 @@ from profiling.cluster import connect
 from profiling.cluster import profile as cluster_profile
 import pyfactories
 from pyfactories import aio, futures
+from pyfactories.futures import _futures_py
 from .support import refresh_schema
 
 pytestmark = pytest.mark.integration
@@ -67,7 +68,7 @@ VOLATILE = {"_event", "_callback_lock", "_start_time", "query_plan", "_timer", "
 
 
 #: the attributes a lean future keeps out of its ``__dict__``: on the driver's futures, in their ``vars``
-FIELDS = set(futures._spec.FIELDS)
+FIELDS = set(_futures_py.FIELDS)
 
 
 def attributes(future):
