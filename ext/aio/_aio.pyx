@@ -137,45 +137,82 @@ def wakes_itself(future_class):
 
 cpdef Awaiter awaiter_of(future):
     """``pyfactories.aio._aio_py.awaiter_of``."""
-    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
-    if type(awaiter) is Awaiter:
+    if type(future) in _waking_themselves:
+        awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+        if type(awaiter) is Awaiter:
+            return <Awaiter>awaiter
+        awaiter = Awaiter()
+        setattr(future, AWAITER_ATTRIBUTE, awaiter)
         return <Awaiter>awaiter
+    return _kept_awaiter(future)
+
+
+_kept = {}  # ``pyfactories.aio._aio_py._kept``
+cdef dict _kept_awaiters = _kept
+
+
+cdef Awaiter _kept_awaiter(future):
+    cdef object key = id(future)
+    cdef Awaiter awaiter
+    entry = _kept_awaiters.get(key)
+    if entry is not None and (<tuple>entry)[0]() is future:
+        return <Awaiter?>(<tuple>entry)[1]
     awaiter = Awaiter()
-    setattr(future, AWAITER_ATTRIBUTE, awaiter)
-    if type(future) not in _waking_themselves:
-        future.add_callbacks(awaiter.on_result, awaiter.on_error)
-    return <Awaiter>awaiter
+    try:
+        ref = _weakref(future, partial(_forget, key))
+    except TypeError:  # a future that takes no weak reference: an awaiter for this await only
+        pass
+    else:
+        entry = _kept_awaiters.setdefault(key, (ref, awaiter))
+        if (<tuple>entry)[1] is not awaiter:
+            if (<tuple>entry)[0]() is future:
+                return <Awaiter?>(<tuple>entry)[1]
+            _kept_awaiters[key] = (ref, awaiter)
+    future.add_callbacks(awaiter.on_result, awaiter.on_error)
+    return awaiter
+
+
+def _forget(key, ref):
+    """``pyfactories.aio._aio_py._forget``."""
+    entry = _kept_awaiters.get(key)
+    if entry is not None and (<tuple>entry)[0] is ref:
+        del _kept_awaiters[key]
 
 
 cdef tuple _register(future, Awaiter awaiter, Waker waker, loop):
     """In the future's lock: its result and exception as they are, and an asyncio future of the loop
-    that its awaiter finishes, if it has neither yet (else None)."""
+    that its awaiter (found here for a future that wakes it itself) finishes, if it has neither yet
+    (else None), and that awaiter."""
     rows, failure = future._final_result, future._final_exception
     if rows is not _NOTHING or failure is not None:
-        return rows, failure, None
+        return rows, failure, None, awaiter
+    if awaiter is None:
+        awaiter = awaiter_of(future)
     waiter = loop.create_future()
     if awaiter.waiters is None:
         awaiter.waiters = ((waker, waiter),)
     else:
         awaiter.waiters = (*awaiter.waiters, (waker, waiter))
-    return rows, failure, waiter
+    return rows, failure, waiter, awaiter
 
 
 def result_of(future, result_class):
     """``pyfactories.aio._aio_py.result_of``."""
     loop = get_running_loop()
     cdef Waker waker = waker_for(loop)
-    cdef Awaiter awaiter = awaiter_of(future)
+    cdef Awaiter awaiter = None
+    if type(future) not in _waking_themselves:
+        awaiter = _kept_awaiter(future)  # (registers a callback: outside the lock)
     lock = future._callback_lock
     if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
         lock.acquire()
         try:
-            rows, failure, waiter = _register(future, awaiter, waker, loop)
+            rows, failure, waiter, awaiter = _register(future, awaiter, waker, loop)
         finally:
             lock.release()
     else:
         with lock:
-            rows, failure, waiter = _register(future, awaiter, waker, loop)
+            rows, failure, waiter, awaiter = _register(future, awaiter, waker, loop)
     if waiter is None:
         if rows is _NOTHING:
             raise failure

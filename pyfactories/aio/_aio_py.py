@@ -11,8 +11,8 @@ wake the loop once, and :meth:`Waker.drain` finishes all of them on the loop.
 * :class:`Waker` (one per loop, :func:`waker_for`): :meth:`~Waker.post` from any thread,
   :meth:`~Waker.drain` on the loop. The compiled twin takes the queue by swapping lists; this one
   is a ``deque`` (its ``append`` and ``popleft`` are atomic: no queued request can be missed).
-* :class:`Awaiter`: kept on the request future, registered once as its callback and errback (unless the
-  future wakes it itself: :func:`wakes_itself`); holds the asyncio futures of the tasks awaiting the
+* :class:`Awaiter`: one per request future, registered once as its callback and errback (unless the
+  future wakes it itself: :func:`wakes_itself`, then kept in the future's field); holds the asyncio futures of the tasks awaiting the
   request (the current page) and posts the answer to their wakers.
 * :func:`result_of`: the iterator ``__await__`` returns: the driver's ``ResultSet`` (of
   ``result_class``) or the driver's exception. A cancelled await (:func:`abandon`) drops its asyncio
@@ -149,16 +149,52 @@ def wakes_itself(future_class: type) -> None:
 
 
 def awaiter_of(future: Any) -> Awaiter:
-    """The future's :class:`Awaiter`, kept on it; registered with ``add_callbacks`` on first use,
-    unless the future's class wakes it itself (:func:`wakes_itself`)."""
-    awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
-    if type(awaiter) is Awaiter:
+    """The future's :class:`Awaiter`, made on first use. A future that wakes it itself
+    (:func:`wakes_itself`) keeps it in its field (call this in the future's lock: two loops' threads
+    awaiting one future must find the same one); any other keeps it in :data:`_kept`, registered once
+    with its ``add_callbacks``."""
+    if type(future) in _waking_themselves:
+        awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
+        if type(awaiter) is Awaiter:
+            return awaiter
+        awaiter = Awaiter()
+        setattr(future, AWAITER_ATTRIBUTE, awaiter)
         return awaiter
+    return _kept_awaiter(future)
+
+
+#: the awaiters of futures that do not wake theirs, by ``id(future)``: (a weak reference to the future,
+#: its awaiter), removed when the future goes. Kept beside the future, not in its ``__dict__``: a new name
+#: stored there from the loop's thread while the driver's thread stores too is what CPython 3.11 can
+#: free twice (an instance's dict made from its shared-key values by two threads at once).
+_kept: dict = {}
+
+
+def _kept_awaiter(future: Any) -> Awaiter:
+    key = id(future)
+    entry = _kept.get(key)
+    if entry is not None and entry[0]() is future:
+        return entry[1]
     awaiter = Awaiter()
-    setattr(future, AWAITER_ATTRIBUTE, awaiter)
-    if type(future) not in _waking_themselves:
-        future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
+    try:
+        ref = weakref.ref(future, partial(_forget, key))
+    except TypeError:  # a future that takes no weak reference: an awaiter for this await only
+        ref = None
+    else:
+        entry = _kept.setdefault(key, (ref, awaiter))  # one winner when two loops' threads ask at once
+        if entry[1] is not awaiter:
+            if entry[0]() is future:
+                return entry[1]
+            _kept[key] = (ref, awaiter)  # the entry of a future gone whose callback has not run yet
+    future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
     return awaiter
+
+
+def _forget(key: int, ref: Any) -> None:
+    """A future with a kept awaiter is gone: its entry goes (unless a new future has taken its id)."""
+    entry = _kept.get(key)
+    if entry is not None and entry[0] is ref:
+        del _kept[key]
 
 
 def result_of(future: Any, result_class: type) -> Iterator[Any]:
@@ -166,11 +202,14 @@ def result_of(future: Any, result_class: type) -> Iterator[Any]:
     ``ResultSet``), or its exception raised, as ``future.result()`` without blocking the loop."""
     loop = get_running_loop()
     waker = waker_for(loop)
-    awaiter = awaiter_of(future)
+    waking_itself = type(future) in _waking_themselves
+    awaiter = None if waking_itself else awaiter_of(future)  # (registers a callback: outside the lock)
     waiter = None
     with future._callback_lock:  # the lock the driver sets the outcome in: no answer slips between
         rows, failure = future._final_result, future._final_exception
         if rows is _NOT_SET and failure is None:
+            if waking_itself:
+                awaiter = awaiter_of(future)
             waiter = loop.create_future()
             awaiter.waiters = (*(awaiter.waiters or ()), (waker, waiter))
     if waiter is None:

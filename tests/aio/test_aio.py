@@ -10,6 +10,7 @@ import gc
 import threading
 import time
 import types
+import weakref
 from functools import partial
 
 import pytest
@@ -224,6 +225,61 @@ def test_several_tasks_await_one_request(spec, loop):
         assert [list(r) for r in results[1:]] == [[(7,)], [(7,)]]
 
     loop.run_until_complete(main())
+
+
+def test_a_drivers_future_keeps_one_awaiter_beside_it_not_in_its_dict(spec, loop):
+    """Each page of a driver's future is awaited through one awaiter, registered once; nothing is stored in
+    the future's ``__dict__`` from the loop's thread (where CPython 3.11 can free a dict twice), and the
+    awaiter goes with the future."""
+    future = request_future()
+    before = set(vars(future))
+
+    async def page(rows):
+        finish_once_awaited(future, future._set_final_result, rows)
+        return list(await asyncio.wait_for(awaiting(spec, future), SETTLE_S))
+
+    assert loop.run_until_complete(page([(1,)])) == [(1,)]
+    awaiter = spec.awaiter_of(future)
+    future._final_result = pyfactories_not_set()  # the next page, as ``start_fetching_next_page`` leaves it
+    future._event.clear()
+    assert loop.run_until_complete(page([(2,)])) == [(2,)]
+    assert spec.awaiter_of(future) is awaiter
+    assert len(future._callbacks) == 1 and spec.AWAITER_ATTRIBUTE not in vars(future)
+    assert set(vars(future)) - before == {"_final_result"}  # the driver's own store, nothing of ours
+    key = id(future)
+    assert key in spec._kept
+    del future, awaiter
+    gc.collect()
+    assert key not in spec._kept
+
+
+def test_a_future_that_takes_no_weak_reference_is_still_awaited(spec, loop):
+    class NoWeak:
+        """Duck-typed: a request future without ``__weakref__``."""
+        __slots__ = ("inner",)
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    inner = request_future()
+    future = NoWeak(inner)
+    with pytest.raises(TypeError):
+        weakref.ref(future)
+
+    async def main():
+        finish_once_awaited(inner, inner._set_final_result, [(3,)])
+        return list(await asyncio.wait_for(awaiting(spec, future), SETTLE_S))
+
+    assert loop.run_until_complete(main()) == [(3,)]
+    assert id(future) not in spec._kept
+
+
+def pyfactories_not_set():
+    from cassandra.cluster import _NOT_SET
+    return _NOT_SET
 
 
 class Timers:
