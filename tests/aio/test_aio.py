@@ -234,15 +234,15 @@ def test_a_drivers_future_keeps_one_awaiter_beside_it_not_in_its_dict(spec, loop
     future = request_future()
     before = set(vars(future))
 
-    async def page(rows):
+    async def page(future, rows):
         finish_once_awaited(future, future._set_final_result, rows)
         return list(await asyncio.wait_for(awaiting(spec, future), SETTLE_S))
 
-    assert loop.run_until_complete(page([(1,)])) == [(1,)]
+    assert loop.run_until_complete(page(future, [(1,)])) == [(1,)]
     awaiter = spec.awaiter_of(future)
     future._final_result = pyfactories_not_set()  # the next page, as ``start_fetching_next_page`` leaves it
     future._event.clear()
-    assert loop.run_until_complete(page([(2,)])) == [(2,)]
+    assert loop.run_until_complete(page(future, [(2,)])) == [(2,)]
     assert spec.awaiter_of(future) is awaiter
     assert len(future._callbacks) == 1 and spec.AWAITER_ATTRIBUTE not in vars(future)
     assert set(vars(future)) - before == {"_final_result"}  # the driver's own store, nothing of ours
