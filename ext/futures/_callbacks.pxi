@@ -209,10 +209,14 @@ cdef inline int _add_both(FutureFields future, tuple callback, tuple errback) ex
 def add_callbacks(FutureFields future not None, callback, errback, callback_args=(), callback_kwargs=None,
                   errback_args=(), errback_kwargs=None):
     """``ResponseFuture.add_callbacks`` (which returns ``None``): both added in one turn of the lock."""
+    _add_callbacks(future, callback, errback, tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {},
+                   tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {})
+
+
+cdef _add_callbacks(FutureFields future, callback, errback, tuple cb_args, dict cb_kwargs, tuple eb_args,
+                    dict eb_kwargs):
     cdef bint succeeded = False, failed = False
     cdef int outcome = 0
-    cb_args, cb_kwargs = tuple(callback_args), dict(callback_kwargs) if callback_kwargs else {}
-    eb_args, eb_kwargs = tuple(errback_args), dict(errback_kwargs) if errback_kwargs else {}
     lock = future._callback_lock
     if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
         lock.acquire()

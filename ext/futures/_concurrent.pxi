@@ -2,6 +2,8 @@
 # specification), with its bookkeeping in C: counters and the results' places in the object, the
 # session's reentrant lock taken without Python code, the caller woken through a lock of its own, and
 # the driver's ExecutionResult made as the tuple its __new__ makes, without running its Python code.
+# A request is sent as _sending.pxi's LeanExecute sends it; its listeners are the object's two bound
+# methods, made once, added in C to a future sent in C.
 
 from abc import get_cache_token as _abc_cache_token
 from collections.abc import Mapping as _Mapping
@@ -78,7 +80,7 @@ cdef class ListResults:
     """``pyfactories.futures._concurrent_py.ListResults``."""
 
     cdef readonly object session
-    cdef object _statements, _profile, _lock, _wake, _exception, _fail_fast
+    cdef object _statements, _profile, _lock, _wake, _exception, _fail_fast, _success, _lean_success, _error
     cdef list _results, _others  # each statement's place; (idx, result) of what finished where no empty place was
     cdef Py_ssize_t _finished, _sent, _depth, _filled
     cdef bint _waiting, _sending
@@ -92,6 +94,8 @@ cdef class ListResults:
         self._wake = allocate_lock()  # held; released for the caller waiting in _wait
         self._wake.acquire()
         self._results, self._others, self._queued = [], [], []
+        # made once (a cycle through self: the GC's)
+        self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
         self._exception = None
         self._fail_fast = False
 
@@ -122,16 +126,31 @@ cdef class ListResults:
             return
         self._depth += 1
         try:
-            future = self.session.execute_async(statement, params, execution_profile=self._profile)
-            args = (future, idx)
-            future.add_callbacks(callback=self._on_success, callback_args=args,
-                                 errback=self._on_error, errback_args=args)
+            self._send(idx, statement, params, _NOT_SET)
         except Exception as exc:
             if self._depth < _concurrent.ConcurrentExecutorListResults.max_error_recursion:
                 self._put(exc, idx, False)
             else:  # deep in a chain of requests that raise: the next one from another thread
                 self.session.submit(self._put_result, exc, idx, False)
         self._depth -= 1
+
+    cdef _send(self, idx, statement, params, timeout):
+        """``session.execute_async(statement, params, [timeout=timeout,] execution_profile=...)`` and its
+        listeners added (in C, to a future :func:`_execute` sent in C)."""
+        cdef bint untouched = False
+        session = self.session
+        if _executes_as_driver(session):
+            future = _execute(session, statement, params, False, None, timeout, self._profile, None, None, None,
+                              &untouched)
+        elif timeout is _NOT_SET:
+            future = session.execute_async(statement, params, execution_profile=self._profile)
+        else:
+            future = session.execute_async(statement, params, timeout=timeout, execution_profile=self._profile)
+        args = (future, idx)
+        if untouched:
+            _add_callbacks(<FutureFields>future, self._lean_success, self._error, args, {}, args, {})
+        else:
+            future.add_callbacks(callback=self._success, callback_args=args, errback=self._error, errback_args=args)
 
     cdef _send_queued(self, idx, statement, params):
         if self._sending:
@@ -143,11 +162,7 @@ cdef class ListResults:
             while self._queued:
                 idx, statement, params = self._queued.pop(0)
                 try:
-                    future = self.session.execute_async(statement, params, timeout=None,
-                                                        execution_profile=self._profile)
-                    args = (future, idx)
-                    future.add_callbacks(callback=self._on_success, callback_args=args,
-                                         errback=self._on_error, errback_args=args)
+                    self._send(idx, statement, params, None)
                 except Exception as exc:
                     self._put(exc, idx, False)
         finally:
@@ -155,6 +170,14 @@ cdef class ListResults:
 
     def _on_success(self, result, future, idx):
         future.clear_callbacks()
+        self._put(_result_set(_concurrent.ResultSet, future, result), idx, True)
+
+    def _on_lean_success(self, result, future, idx):
+        """``_on_success`` of a future sent in C, nothing else having seen it."""
+        if _sends_as_driver(future):
+            _clear_callbacks(<FutureFields>future)
+        else:
+            future.clear_callbacks()
         self._put(_result_set(_concurrent.ResultSet, future, result), idx, True)
 
     def _on_error(self, result, future, idx):
@@ -205,3 +228,4 @@ cdef class ListResults:
             kept = [(idx, r) for idx, r in enumerate(self._results) if r is not None] + self._others
             return [r[1] for r in sorted(kept)]
         return self._results
+

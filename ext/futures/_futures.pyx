@@ -13,7 +13,7 @@ from cpython.dict cimport PyDict_GetItem
 from libc.stdint cimport int64_t, uint64_t
 from cpython.time cimport time as _now
 
-from as_imported cimport steps as _steps, unchanged as _unchanged
+from as_imported cimport found_on as _found_on, steps as _steps, unchanged as _unchanged
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
@@ -26,10 +26,12 @@ from _thread import allocate_lock
 
 from cassandra import ConsistencyLevel, ProtocolVersion
 from cassandra.cluster import (
-    _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoSpeculativeExecutionPlan, ResponseFuture, _ConfigMode,
+    _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile, NoHostAvailable, NoSpeculativeExecutionPlan, ResponseFuture,
+    Session, _ConfigMode,
 )
 from cassandra import metadata as _metadata
-from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.connection import Connection as _Connection, ConnectionBusy, ConnectionException
+from collections import deque
 from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
 from cassandra.pool import HostConnection, NoConnectionsAvailable
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
@@ -105,6 +107,10 @@ cdef void _take_answer(FutureFields future, response, kind) except *:
 
 def cassandra_query(FutureFields future not None, host, message=None, cb=None):
     """``pyfactories.futures._futures_py.query`` (cassandra-driver's)."""
+    return _cassandra_query(future, host, message, cb)
+
+
+cdef object _cassandra_query(FutureFields future, host, message, cb):
     if message is None:
         message = future.message
     pool = _pool_for(future, host)
@@ -113,7 +119,7 @@ def cassandra_query(FutureFields future not None, host, message=None, cb=None):
     future._current_host = host
     connection = None
     try:
-        connection, request_id = pool.borrow_connection(2.0)
+        connection, request_id = _borrow(pool)
         future._connection = connection
         prepared = future.prepared_statement
         result_meta = prepared.result_metadata if prepared else []
@@ -167,6 +173,58 @@ include "_scylla.pxi"
 #: the line's steps (``_futures_py``'s names)
 query = scylla_query if _SCYLLA else cassandra_query
 set_result = scylla_set_result if _SCYLLA else cassandra_set_result
+
+
+cdef tuple _BORROW_STEPS = _steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
+cdef object _GET_REQUEST_ID = _Connection.get_request_id
+cdef object _deque = deque
+
+
+cdef object _borrow(pool):
+    """``pyfactories.futures._futures_py.borrow_connection``."""
+    if not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS) and _lacks(pool, "borrow_connection")
+            and _lacks(pool, "_get_connection")) or pool.is_shutdown:
+        return pool.borrow_connection(2.0)
+    conn = pool._connection
+    if not conn or conn.orphaned_threshold_reached:
+        return pool.borrow_connection(2.0)
+    lock = conn.lock
+    if ((type(lock) is not _RLockType and type(lock) is not _LockType)  # (the driver's: an RLock)
+            or _found_on(type(conn), "get_request_id") is not <PyObject*>_GET_REQUEST_ID
+            or not _lacks(conn, "get_request_id")):
+        return pool.borrow_connection(2.0)
+    lock.acquire()
+    try:
+        if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
+            conn.in_flight += 1
+            return conn, _request_id(conn)
+    finally:
+        lock.release()
+    return pool.borrow_connection(2.0)
+
+
+cdef object _request_id(conn):
+    """``pyfactories.futures._futures_py.request_id``."""
+    ids = conn.request_ids
+    if type(ids) is _deque and ids:
+        return ids.popleft()
+    try:
+        return ids.popleft()
+    except IndexError:
+        new_request_id = conn.highest_request_id + 1
+        assert new_request_id <= conn.max_request_id
+        conn.highest_request_id = new_request_id
+        return new_request_id
+
+
+def borrow_connection(pool):
+    """``pyfactories.futures._futures_py.borrow_connection``."""
+    return _borrow(pool)
+
+
+def request_id(conn):
+    """``pyfactories.futures._futures_py.request_id``."""
+    return _request_id(conn)
 
 
 cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
@@ -364,4 +422,5 @@ cdef class LeanCreate:
                  paging_state=None, host=None):
         return _create(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
                        timeout, execution_profile, paging_state, host)
+include "_sending.pxi"
 include "_concurrent.pxi"

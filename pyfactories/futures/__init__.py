@@ -5,7 +5,8 @@
 
 What ``install`` changes, on one session object: its ``_create_response_future`` (the step of the
 driver's ``Session.execute_async`` that builds the request's message and future) becomes
-:class:`LeanCreate`, which gives ``execute``, ``execute_async``, ``execute_concurrent`` and their
+:class:`LeanCreate`, and its ``execute_async`` :class:`LeanExecute` (the driver's steps; a method
+replaced on the class is called instead). Together they give ``execute``, ``execute_async``, ``execute_concurrent`` and their
 pages a :class:`LeanResponseFuture`. That is a subclass of the driver's ``ResponseFuture`` with
 the same attributes and behaviour (callbacks, errbacks, ``result()``, paging, tracing, retries,
 speculative executions, timeouts), and less work per request:
@@ -48,7 +49,7 @@ if COMPILED:
 else:
     from . import _futures_py as _spec
 
-__all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "execute_concurrent", "install", "uninstall",
+__all__ = ["FUTURES_OURS", "LeanResponseFuture", "LeanCreate", "LeanExecute", "execute_concurrent", "install", "uninstall",
            "is_installed"]
 
 #: whether this driver's ``ResponseFuture`` is one this module follows: cassandra-driver's, or that of a
@@ -75,6 +76,8 @@ aio._spec.wakes_itself(LeanResponseFuture)
 
 #: a session's ``_create_response_future`` giving :class:`LeanResponseFuture` s for the requests it builds
 LeanCreate = _spec.LeanCreate
+#: a session's ``execute_async``: the driver's steps, a lean future sent without its Python methods
+LeanExecute = _spec.LeanExecute
 
 
 #: whether the driver's ``execute_concurrent`` is one :func:`execute_concurrent` follows: cassandra-driver's,
@@ -135,10 +138,13 @@ def install(session: Any) -> bool:
         return False
     if not is_installed(session):
         session._create_response_future = LeanCreate(session, LeanResponseFuture)
+    if "execute_async" not in session.__dict__:  # (one of its own, say a profiler's, stays in front)
+        session.execute_async = LeanExecute(session)
     _route_concurrent_lists()
     return True
 
 
 def uninstall(session: Any) -> None:
-    """``session._create_response_future`` is what it was before ``install``."""
+    """``session._create_response_future`` and ``execute_async`` are what they were before ``install``."""
+    put_back(session, "execute_async", LeanExecute)
     put_back(session, "_create_response_future", LeanCreate)

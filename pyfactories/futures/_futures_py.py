@@ -43,8 +43,11 @@ from cassandra.cluster import (
     ExecutionProfile,
     NoSpeculativeExecutionPlan,
     ResponseFuture,
+    Session,
     _ConfigMode,
 )
+from cassandra.auth import _proxy_execute_key
+from cassandra.connection import Connection
 from cassandra.pool import HostConnection
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
@@ -131,7 +134,7 @@ def cassandra_query(future: Any, host: Any, message: Any = None, cb: Any = None)
     future._current_host = host
     connection = None
     try:
-        connection, request_id = pool.borrow_connection(2.0)
+        connection, request_id = borrow_connection(pool)
         future._connection = connection
         result_meta = future.prepared_statement.result_metadata if future.prepared_statement else []
         if cb is None:
@@ -163,6 +166,41 @@ def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, res
     except Exception as exc:
         log.exception("Unexpected exception while handling result in ResponseFuture:")
         future._set_final_exception(exc)
+
+
+#: the pool's methods :func:`borrow_connection` follows, and the connection's: replaced on the class or the
+#: object, they are called
+_BORROW_STEPS = _plans_py._steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
+_GET_REQUEST_ID = Connection.get_request_id
+
+
+def borrow_connection(pool: Any) -> tuple:
+    """``pool.borrow_connection(2.0)``: ``(connection, request id)``. For the driver's ``HostConnection``
+    whose connection has a stream free, its first turn (in the connection's lock) without its clock; a
+    pool shut down, without a connection, replacing it or without a free stream is the driver's method's."""
+    ours = (type(pool) is HostConnection and _plans_py._unchanged(_BORROW_STEPS)
+            and "borrow_connection" not in vars(pool) and "_get_connection" not in vars(pool))
+    conn = pool._connection if ours and not pool.is_shutdown else None
+    if (not conn or conn.orphaned_threshold_reached
+            or _plans_py._type_lookup(type(conn), "get_request_id") is not _GET_REQUEST_ID
+            or "get_request_id" in vars(conn)):
+        return pool.borrow_connection(2.0)
+    with conn.lock:
+        if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
+            conn.in_flight += 1
+            return conn, request_id(conn)
+    return pool.borrow_connection(2.0)
+
+
+def request_id(conn: Any) -> Any:
+    """``Connection.get_request_id()`` (in the connection's lock)."""
+    try:
+        return conn.request_ids.popleft()
+    except IndexError:
+        new_request_id = conn.highest_request_id + 1
+        assert new_request_id <= conn.max_request_id  # (as the driver's: its in-flight count guarantees it)
+        conn.highest_request_id = new_request_id
+        return new_request_id
 
 
 #: the pool's method :func:`return_connection` follows: replaced on the class or the pool, it is called
@@ -332,6 +370,43 @@ class LeanCreate:
                  execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None, host: Any = None) -> Any:
         return create_future(self.future_class, self.driver, self.session, query, parameters, trace, custom_payload,
                              timeout, execution_profile, paging_state, host)
+
+
+#: the driver's ``Session.execute_async``, as imported: replaced on the class, :class:`LeanExecute` calls that
+DRIVERS_EXECUTE_ASYNC = Session.execute_async
+
+
+class LeanExecute:
+    """``session.execute_async``: the steps of the driver's ``Session.execute_async`` (the session's
+    ``_create_response_future``, ``_on_request`` and the future's ``send_request``), while the
+    session's class has the driver's method as imported; the class's method otherwise (replaced by
+    instrumentation, say). ``previous``: as :class:`LeanCreate`'s (``install`` leaves a session that has an
+    ``execute_async`` of its own as it is)."""
+
+    __slots__ = ("session", "previous")
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.previous = session.__dict__.get("execute_async")
+
+    def __call__(self, query: Any, parameters: Any = None, trace: Any = False, custom_payload: Any = None,
+                 timeout: Any = _NOT_SET, execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None,
+                 host: Any = None, execute_as: Any = None) -> Any:
+        session = self.session
+        method = _plans_py._type_lookup(type(session), "execute_async")
+        if method is not DRIVERS_EXECUTE_ASYNC:  # what ``session.execute_async`` would be without this
+            bound = method.__get__(session, type(session)) if hasattr(type(method), "__get__") else method
+            return bound(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host,
+                         execute_as)
+        custom_payload = custom_payload if custom_payload else {}
+        if execute_as:
+            custom_payload[_proxy_execute_key] = execute_as.encode()
+        future = session._create_response_future(query, parameters, trace, custom_payload, timeout,
+                                                 execution_profile, paging_state, host)
+        future._protocol_handler = session.client_protocol_handler
+        session._on_request(future)
+        future.send_request()
+        return future
 
 
 #: the line's steps: scylla-driver's where its futures differ (``_scylla_py``)

@@ -254,6 +254,44 @@ def test_the_drivers_concurrent_helpers_as_the_drivers(sessions, monkeypatch):
     assert made == ([ours, ours] if hasattr(Session, "execute_concurrent") else [ours]) if routed else []
 
 
+def test_concurrent_requests_meet_every_hook_the_drivers_send_calls(sessions, monkeypatch):
+    """A lean session's requests are sent without the session's and the future's methods only while they
+    are the driver's (by its ``execute_async`` and our executor): a request init listener sees every
+    future, and a replaced ``Session.execute_async`` (instrumentation), ``ResponseFuture.send_request``
+    or ``clear_callbacks`` is called for every request, with the same results."""
+    ours, _ = sessions
+    prepared = ours.prepare(f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")
+    args = [(c,) for c in range(ROWS)]
+    expected = _concurrent_outcome(lambda: execute_concurrent_with_args(ours, prepared, args, concurrency=7))
+    assert [rows for _, rows in expected] == [[(f"row {c}",)] for c in range(ROWS)]
+
+    seen = []
+    ours.add_request_init_listener(seen.append)
+    try:
+        assert _concurrent_outcome(lambda: execute_concurrent_with_args(ours, prepared, args, concurrency=7)) == expected
+    finally:
+        ours.remove_request_init_listener(seen.append)
+    assert len(seen) == ROWS and all(isinstance(f, futures.LeanResponseFuture) for f in seen)
+
+    for cls, name in ((Session, "execute_async"), (ResponseFuture, "send_request"),
+                      (ResponseFuture, "clear_callbacks")):
+        calls = []
+        drivers = getattr(cls, name)
+
+        def counted(self, *a, _drivers=drivers, _calls=calls, **kw):
+            _calls.append(self)
+            return _drivers(self, *a, **kw)
+
+        with monkeypatch.context() as patched:
+            patched.setattr(cls, name, counted)
+            assert _concurrent_outcome(lambda: execute_concurrent_with_args(ours, prepared, args, concurrency=7)) == (
+                expected), name
+            assert len(calls) == ROWS, name
+            assert list(ours.execute(prepared, (3,))) == [("row 3",)]
+            assert list(ours.execute_async(prepared, (4,)).result()) == [("row 4",)]
+        assert len(calls) == ROWS + (2 if name != "clear_callbacks" else 0), name
+
+
 def test_callbacks_from_the_event_loop_and_waiting_threads(sessions):
     ours, _ = sessions
     prepared = ours.prepare(f"SELECT v FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")

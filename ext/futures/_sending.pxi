@@ -1,0 +1,124 @@
+# Included by _futures.pyx: pyfactories.futures._futures_py's LeanExecute (its docstring is the
+# specification), the steps of the driver's Session.execute_async and (cassandra-driver's)
+# ResponseFuture.send_request taken in C while every method they call on the session and the future is
+# the one they would call: the class's, as imported, and none of the object's own. A future is asked that
+# only while no one else has seen it (no request init listener): a new object has no attributes of its
+# own, and its dict is never made from here (CPython 3.11 can free one made by two threads at once).
+
+from cassandra.auth import _proxy_execute_key
+
+cdef object _NoHostAvailable = NoHostAvailable
+#: pyfactories.futures._futures_py.DRIVERS_EXECUTE_ASYNC, and the driver's Session._on_request
+DRIVERS_EXECUTE_ASYNC = Session.execute_async
+cdef object _DRIVERS_EXECUTE_ASYNC = DRIVERS_EXECUTE_ASYNC
+cdef object _DRIVERS_ON_REQUEST = Session._on_request
+# what a future sent in C has of the driver's (on scylla-driver, send_request falls back to the control
+# connection: its own method sends) and of this module's
+cdef tuple _SENDS = (("send_request", ResponseFuture.send_request), ("_query", query), ("add_callbacks", add_callbacks),
+                     ("clear_callbacks", ResponseFuture.clear_callbacks))
+
+
+cdef class LeanExecute:
+    """``pyfactories.futures._futures_py.LeanExecute``."""
+
+    cdef readonly object session, previous
+
+    def __init__(self, session):
+        self.session = session
+        self.previous = session.__dict__.get("execute_async")
+
+    def __call__(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
+                 execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+        cdef bint untouched = False
+        session = self.session
+        cls = type(session)
+        found = _found_on(cls, "execute_async")
+        if found is not <PyObject*>_DRIVERS_EXECUTE_ASYNC:  # what ``session.execute_async`` would be without this
+            method = <object>found if found is not NULL else getattr(cls, "execute_async")
+            bound = method.__get__(session, cls) if hasattr(type(method), "__get__") else method
+            return bound(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host,
+                         execute_as)
+        return _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
+                        host, execute_as, &untouched)
+
+
+cdef bint _executes_as_driver(session) except -1:
+    """Whether ``session.execute_async`` is the driver's method as imported, or a :class:`LeanExecute`
+    in front of it."""
+    if _found_on(type(session), "execute_async") is not <PyObject*>_DRIVERS_EXECUTE_ASYNC:
+        return False
+    own = session.__dict__.get("execute_async")
+    return own is None or type(own) is LeanExecute
+
+
+cdef object _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
+                     host, execute_as, bint* untouched):
+    """``Session.execute_async``'s steps; ``untouched``: whether the future was sent in C, nothing else
+    having seen it."""
+    custom_payload = custom_payload if custom_payload else {}
+    if execute_as:
+        custom_payload[_proxy_execute_key] = execute_as.encode()
+    create = session._create_response_future
+    if type(create) is LeanCreate:
+        future = _create((<LeanCreate>create).future_class, (<LeanCreate>create).driver, session, query, parameters,
+                         trace, custom_payload, timeout, execution_profile, paging_state, host)
+    else:
+        future = create(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
+    future._protocol_handler = session.client_protocol_handler
+    if (session._request_init_callbacks or _found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST
+            or not _lacks(session, "_on_request")):
+        session._on_request(future)
+    elif _sends_as_driver(future):
+        untouched[0] = True
+        _send_request(<FutureFields>future)
+        return future
+    future.send_request()
+    return future
+
+
+cdef bint _sends_as_driver(future) except -1:
+    """Whether ``future`` is a FutureFields whose class's ``send_request``, ``_query``, ``add_callbacks`` and
+    ``clear_callbacks`` are the driver's and this module's, as imported (asked of a future no one else
+    has seen: none of them can be its own)."""
+    cdef PyObject* found
+    if not isinstance(future, FutureFields):
+        return False
+    cls = type(future)
+    for name, step in _SENDS:
+        found = _found_on(cls, name)
+        if found is NULL or found is not <PyObject*>step:
+            return False
+    return True
+
+
+cdef void _send_request(FutureFields future) except *:
+    """``ResponseFuture.send_request()`` (cassandra-driver's) of a future :func:`_sends_as_driver`."""
+    if _SCYLLA:
+        future.send_request()
+        return
+    for host in future.query_plan:
+        req_id = _cassandra_query(future, host, None, None)
+        if req_id is not None:
+            future._req_id = req_id
+            return
+        if future.timeout is not None and _now() - future._start_time > future.timeout:
+            future._on_timeout()
+            return
+    future._set_final_exception(_NoHostAvailable("Unable to complete the operation against any hosts",
+                                                 future._errors))
+
+
+cdef void _clear_callbacks(FutureFields future) except *:
+    """``ResponseFuture.clear_callbacks()``."""
+    lock = future._callback_lock
+    if type(lock) is _LockType:
+        lock.acquire()
+        try:
+            future._callbacks = []
+            future._errbacks = []
+        finally:
+            lock.release()
+    else:
+        with lock:
+            future._callbacks = []
+            future._errbacks = []

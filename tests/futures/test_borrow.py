@@ -1,0 +1,155 @@
+"""Borrowing a stream from the driver's ``HostConnection``, compiled (``c``) and pure Python (``py``), against
+the driver's own ``borrow_connection`` on the same state: the same connection and request id, the same
+books (streams in flight, ids handed out), the driver's errors and waits where the pool cannot lend at once,
+and whatever replaced the driver's methods called instead."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import threading
+
+import pytest
+from cassandra.connection import Connection, ConnectionException
+from cassandra.pool import HostConnection, NoConnectionsAvailable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
+
+
+@pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
+def spec(request):
+    return importlib.import_module(MODULES[request.param])
+
+
+def connection(in_flight=0, max_request_id=127, free_ids=(), highest=-1, closed=False, orphaned=False,
+               cls=Connection):
+    """A driver connection (its class's ``get_request_id``), in the state borrowing reads, not connected."""
+    conn = cls.__new__(cls)
+    conn.lock = threading.RLock()  # (the driver's)
+    conn.in_flight, conn.max_request_id = in_flight, max_request_id
+    conn.request_ids = collections.deque(free_ids)
+    conn.highest_request_id = highest
+    conn.is_closed = closed
+    conn.orphaned_threshold_reached = orphaned
+    return conn
+
+
+class Submits:
+    """A session's ``submit``, recorded and not run."""
+
+    def __init__(self):
+        self.calls = []
+
+    def submit(self, fn, *args):
+        self.calls.append((fn.__name__, args))
+
+
+def pool(conn, shut_down=False):
+    """A driver ``HostConnection`` lending ``conn``, without connecting anything."""
+    made = HostConnection.__new__(HostConnection)
+    made.host = "127.0.0.1"
+    made.is_shutdown = shut_down
+    made._connection = conn
+    made._lock = threading.Lock()
+    made._stream_available_condition = threading.Condition(made._lock)
+    made._is_replacing = False
+    made._session = Submits()
+    return made
+
+
+def books(conn):
+    return conn.in_flight, list(conn.request_ids), conn.highest_request_id
+
+
+@settings(max_examples=200, deadline=None)
+@given(in_flight=st.integers(0, 5), spare=st.integers(1, 5), free_ids=st.lists(st.integers(0, 200), max_size=4),
+       highest=st.integers(-1, 120), closed=st.booleans())
+def test_a_free_stream_is_lent_as_the_drivers(spec, in_flight, spare, free_ids, highest, closed):
+    lent = []
+    for borrow in (spec.borrow_connection, lambda p: p.borrow_connection(2.0)):
+        conn = connection(in_flight, in_flight + spare, free_ids, min(highest, in_flight + spare - 1), closed)
+        got = borrow(pool(conn))
+        assert got[0] is conn
+        lent.append((got[1], books(conn)))
+    assert lent[0] == lent[1]
+
+
+def test_a_pool_that_cannot_lend_at_once_is_the_drivers(spec):
+    with pytest.raises(ConnectionException, match="is shutdown"):
+        spec.borrow_connection(pool(connection(), shut_down=True))
+    with pytest.raises(NoConnectionsAvailable):
+        spec.borrow_connection(pool(None))
+    full = connection(in_flight=2, max_request_id=2)
+    lender = pool(full)
+    with pytest.raises(NoConnectionsAvailable, match="All request IDs are currently in use"):
+        spec.borrow_connection(lender)  # after the driver's wait for a stream (two seconds)
+    assert books(full) == (2, [], -1)
+
+
+def test_a_connection_past_its_orphaned_streams_is_replaced_as_the_drivers(spec):
+    conn = connection(orphaned=True, free_ids=[9])
+    lender = pool(conn)
+    assert spec.borrow_connection(lender) == (conn, 9)
+    assert lender._is_replacing and [name for name, _ in lender._session.calls] == ["_replace"]
+
+
+def test_a_stream_freed_while_waiting_is_lent(spec):
+    conn = connection(in_flight=1, max_request_id=1)
+    lender = pool(conn)
+
+    def give_back():
+        with conn.lock:
+            conn.in_flight -= 1
+            conn.request_ids.append(0)
+        with lender._stream_available_condition:
+            lender._stream_available_condition.notify()
+
+    timer = threading.Timer(0.2, give_back)
+    timer.start()
+    try:
+        assert spec.borrow_connection(lender) == (conn, 0)
+    finally:
+        timer.join()
+    assert books(conn) == (1, [], -1)
+
+
+def test_replaced_methods_are_the_ones_called(spec, monkeypatch):
+    """The pool's ``borrow_connection`` or ``_get_connection`` replaced on the class or the pool, or the
+    connection's ``get_request_id``: the replacement answers."""
+    conn = connection(free_ids=[5])
+    lender = pool(conn)
+    with monkeypatch.context() as patched:
+        patched.setattr(HostConnection, "borrow_connection", lambda self, timeout: ("class", timeout))
+        assert spec.borrow_connection(lender) == ("class", 2.0)
+    with monkeypatch.context() as patched:
+        patched.setattr(HostConnection, "_get_connection", lambda self: other)
+        other = connection(free_ids=[6])
+        assert spec.borrow_connection(lender) == (other, 6)
+    lender.borrow_connection = lambda timeout: ("pool", timeout)
+    assert spec.borrow_connection(lender) == ("pool", 2.0)
+    del lender.borrow_connection
+
+    class Counting(Connection):
+        def get_request_id(self):
+            return "own id"
+
+    own = connection(cls=Counting)
+    assert spec.borrow_connection(pool(own)) == (own, "own id") and own.in_flight == 1
+    conn.get_request_id = lambda: "instance id"
+    assert spec.borrow_connection(lender) == (conn, "instance id") and books(conn) == (1, [5], -1)
+    assert spec.borrow_connection(pool(connection(free_ids=[7])))[1] == 7
+
+
+def test_a_lying_deque_raises_as_the_drivers(spec):
+    class Lying(collections.deque):
+        def popleft(self):
+            raise RuntimeError("no id for you")
+
+    for borrow in (spec.borrow_connection, lambda p: p.borrow_connection(2.0)):
+        conn = connection(free_ids=[1])
+        conn.request_ids = Lying([1])
+        with pytest.raises(RuntimeError, match="no id for you"):
+            borrow(pool(conn))
+        assert conn.in_flight == 1 and not conn.lock._is_owned()

@@ -1,0 +1,115 @@
+"""A session's ``execute_async`` in front of the driver's (``LeanExecute``), compiled (``c``) and pure Python
+(``py``), against the driver's own ``Session.execute_async`` on the same scripted session: the same calls on
+the session and the future in the same order, with the same arguments (``execute_as`` in the custom payload
+included), the same future or error; a method replaced on the class is the one called. The server's side is
+in tests/integration/test_futures.py."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, Session
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyfactories import futures
+
+MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
+
+
+@pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
+def spec(request):
+    return importlib.import_module(MODULES[request.param])
+
+
+class Future:
+    """A request future that records what is done with it."""
+
+    def __init__(self, log, fails):
+        self.log, self.fails = log, fails
+
+    def send_request(self):
+        self.log.append(("send_request", self._protocol_handler))
+        if self.fails:
+            raise RuntimeError("no host")
+
+
+def session(listeners=(), fails=False, creation_fails=False):
+    """A driver ``Session`` (its class's methods) with the state ``execute_async`` reads, not connected."""
+    made = Session.__new__(Session)
+    made.log = []
+    made.client_protocol_handler = "handler"
+    made._request_init_callbacks = []
+
+    def create(*args):
+        made.log.append(("create", args))
+        if creation_fails:
+            raise ValueError("cannot bind")
+        return Future(made.log, fails)
+
+    made._create_response_future = create
+    for listener in listeners:
+        made.add_request_init_listener(listener)
+    return made
+
+
+calls = st.fixed_dictionaries({}, optional={
+    "parameters": st.sampled_from([None, (1,), {"k": 2}]),
+    "trace": st.booleans(),
+    "custom_payload": st.sampled_from([None, {}, {"a": b"1"}]),
+    "timeout": st.sampled_from([_NOT_SET, None, 2.5]),
+    "execution_profile": st.sampled_from([EXEC_PROFILE_DEFAULT, "other"]),
+    "paging_state": st.sampled_from([None, b"page"]),
+    "host": st.sampled_from([None, "a host"]),
+    "execute_as": st.sampled_from([None, "", "alice"]),
+})
+
+
+def outcome(execute, made, kwargs):
+    try:
+        future = execute("SELECT 1", **kwargs)
+    except Exception as exc:  # noqa: BLE001 (the driver's error, compared)
+        return ("raised", type(exc).__name__, str(exc)), made.log
+    return ("future", type(future).__name__), made.log
+
+
+@settings(max_examples=150, deadline=None)
+@given(kwargs=calls, listeners=st.integers(0, 2), fails=st.booleans(), creation_fails=st.booleans())
+def test_the_same_steps_as_the_drivers(spec, kwargs, listeners, fails, creation_fails):
+    answers = []
+    for make in (lambda s: spec.LeanExecute(s), lambda s: lambda *a, **kw: Session.execute_async(s, *a, **kw)):
+        seen = []
+        made = session([seen.append] * listeners, fails, creation_fails)
+        answer, log = outcome(make(made), made, dict(kwargs))
+        answers.append((answer, log, [type(f).__name__ for f in seen]))
+    assert answers[0] == answers[1]
+
+
+def test_a_method_replaced_on_the_class_is_called(spec, monkeypatch):
+    made = session()
+    calls = []
+
+    def instrumented(self, query, *args, **kwargs):
+        calls.append((self, query, args))
+        return "instrumented"
+
+    monkeypatch.setattr(Session, "execute_async", instrumented)
+    assert spec.LeanExecute(made)("SELECT 1", (1,)) == "instrumented"
+    assert calls == [(made, "SELECT 1", ((1,), False, None, _NOT_SET, EXEC_PROFILE_DEFAULT, None, None, None))]
+    assert made.log == []
+
+
+def test_install_puts_it_in_front_and_uninstall_takes_it_away():
+    if not futures.FUTURES_OURS:
+        assert not futures.install(session())
+        return
+    made = session()
+    assert futures.install(made) and type(made.__dict__["execute_async"]) is futures.LeanExecute
+    futures.uninstall(made)
+    assert "execute_async" not in made.__dict__ and not futures.is_installed(made)
+    own = session()
+    own.execute_async = profiled = lambda *a, **kw: "profiled"
+    assert futures.install(own) and own.execute_async is profiled  # one of its own stays in front
+    futures.uninstall(own)
+    assert own.execute_async is profiled
