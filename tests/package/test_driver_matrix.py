@@ -39,9 +39,10 @@ CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_disp
               "tests/integration/test_writes.py", "tests/integration/test_connection_behaviours.py"]
 #: The leaner futures, against the driver's own futures, messages, pools and ``execute_concurrent`` on each
 #: line (scylla-driver's steps where they differ), and against the node; the query plans and replicas they
-#: compute against each line's own policy.
-FUTURES = ["tests/futures/test_futures.py", "tests/futures/test_concurrent.py", "tests/integration/test_futures.py"]
-PLANS = ["tests/futures/test_plans.py"]
+#: compute against each line's own policy (and, on cassandra-driver, the stream borrowed from its pool).
+FUTURES = ["tests/futures/test_futures.py", "tests/futures/test_concurrent.py", "tests/futures/test_execute.py",
+           "tests/integration/test_futures.py"]
+PLANS = ["tests/futures/test_plans.py", "tests/futures/test_borrow.py"]
 SCYLLA_PLANS = ["tests/futures/test_scylla_plans.py"]
 #: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
 #: futures and with the driver's own.
