@@ -1,6 +1,6 @@
 # The driver's classes as imported: a fast path taken only while what it skips on a class is still what
-# the class had at import (``steps`` records it, ``unchanged`` checks it; cimported by the futures and
-# the connection). The pure-Python twin: ``pyfactories.futures._plans_py``'s ``_steps`` and ``_unchanged``.
+# the class had at import (``steps`` records it, ``unchanged`` checks it, looking again only after a
+# class changed; cimported by the futures and the connection). The pure-Python twin: ``pyfactories.futures._plans_py``'s ``_steps`` and ``_unchanged``.
 
 from cpython.object cimport PyObject, PyTypeObject
 
@@ -16,9 +16,17 @@ cdef inline PyObject* found_on(cls, str name):
     return _PyType_Lookup(<PyTypeObject*>cls, <PyObject*>name)
 
 
+cdef extern from *:
+    """
+    static inline unsigned int pf_version_tag(PyObject *cls) { return ((PyTypeObject *)cls)->tp_version_tag; }
+    """
+    unsigned int pf_version_tag(PyObject* cls)  # what CPython's own method cache keys a class's lookups on
+
+
 cdef inline tuple steps(tuple names):
-    """For each pair ``(cls, name)``: ``(cls, name, what it finds now)``, or ``(cls, name)`` for nothing."""
-    cdef list made = []
+    """``(tags, (cls, name, what it finds now) or (cls, name) for nothing, ...)`` for each pair ``(cls, name)``;
+    ``tags``: the classes' version tags when :func:`unchanged` last found every step as recorded."""
+    cdef list made = [[]]
     cdef PyObject* found
     for cls, name in names:
         found = found_on(cls, name)
@@ -27,10 +35,25 @@ cdef inline tuple steps(tuple names):
 
 
 cdef inline bint unchanged(tuple recorded) except -1:
-    """Whether every class of ``recorded`` is a class and each name finds what it found then."""
+    """Whether every class of ``recorded`` is a class and each name finds what it found then.
+
+    The classes' version tags are where CPython keeps that answer: a class's tag is dropped (made 0) when
+    it or any of its bases changes, and a new one is never one given before. While every class has the
+    tag it had at the last full check, nothing is looked up again. (No Python code runs in here: no
+    other thread can change a class between the check and the tags it keeps.)"""
     cdef PyObject* found
     cdef tuple step
-    for step in recorded:
+    cdef list tags = <list>recorded[0]
+    cdef Py_ssize_t i, n = len(recorded) - 1
+    cdef unsigned int tag
+    if len(tags) == n:
+        for i in range(n):
+            tag = pf_version_tag(<PyObject*>(<tuple>recorded[i + 1])[0])
+            if tag == 0 or tag != <unsigned int>tags[i]:
+                break
+        else:
+            return True
+    for step in recorded[1:]:
         if not isinstance(step[0], type):
             return False
         found = found_on(step[0], step[1])
@@ -39,4 +62,5 @@ cdef inline bint unchanged(tuple recorded) except -1:
                 return False
         elif found is NULL or found is not <PyObject*>step[2]:
             return False
+    tags[:] = [pf_version_tag(<PyObject*>step[0]) for step in recorded[1:]]
     return True
