@@ -27,6 +27,9 @@ from cassandra.cluster import Session
 from . import _support, aio, binding, connection, decoding, futures
 from ._sessions import has_own, put_back
 
+if decoding.AVAILABLE:  # its request-init listener sets two fields of each future and keeps nothing of it
+    futures.listens_quietly(decoding._routes.RequestRouter)
+
 PARTS = ("connection", "rows", "binds", "futures")
 SESSION_PARTS = PARTS[1:]
 CALL_BEFORE_CONNECT = "pyfactories.enable(cluster) before cluster.connect() sets it"

@@ -13,7 +13,7 @@ from cpython.dict cimport PyDict_GetItem
 from libc.stdint cimport int64_t, uint64_t
 from cpython.time cimport time as _now
 
-from as_imported cimport found_on as _found_on, steps as _steps, unchanged as _unchanged
+from as_imported cimport found_on as _found_on, pf_version_tag as _version_tag, steps as _steps, unchanged as _unchanged
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":

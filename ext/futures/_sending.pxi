@@ -2,8 +2,9 @@
 # specification), the steps of the driver's Session.execute_async and (cassandra-driver's)
 # ResponseFuture.send_request taken in C while every method they call on the session and the future is
 # the one they would call: the class's, as imported, and none of the object's own. A future is asked that
-# only while no one else has seen it (no request init listener): a new object has no attributes of its
-# own, and its dict is never made from here (CPython 3.11 can free one made by two threads at once).
+# only while no one else has seen it (no request init listener but pyfactories' own, which set fields
+# and keep nothing): a new object has no attributes of its own, and its dict is never made from here
+# (CPython 3.11 can free one made by two threads at once).
 
 from cassandra.auth import _proxy_execute_key
 
@@ -65,10 +66,9 @@ cdef object _execute(session, query, parameters, trace, custom_payload, timeout,
     else:
         future = create(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     future._protocol_handler = session.client_protocol_handler
-    if (session._request_init_callbacks or _found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST
-            or not _lacks(session, "_on_request")):
+    if _found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST or not _lacks(session, "_on_request"):
         session._on_request(future)
-    elif _sends_as_driver(future):
+    elif _on_request(future, session._request_init_callbacks) and _sends_as_driver(future):
         untouched[0] = True
         _send_request(<FutureFields>future)
         return future
@@ -76,18 +76,53 @@ cdef object _execute(session, query, parameters, trace, custom_payload, timeout,
     return future
 
 
+cdef bint _on_request(future, listeners) except -1:
+    """``Session._on_request(future)``; whether every listener was of a class :func:`listens_quietly`."""
+    cdef bint quiet = True
+    if not listeners:
+        return True
+    for fn, args, kwargs in listeners:
+        quiet = quiet and type(fn) in _QUIET_LISTENERS
+        if kwargs:
+            fn(future, *args, **kwargs)
+        elif args:
+            fn(future, *args)
+        else:
+            fn(future)
+    return quiet
+
+
+cdef set _QUIET_LISTENERS = set()
+cdef unsigned long _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
+
+
+def listens_quietly(type listener_class):
+    """``pyfactories.futures._futures_py.listens_quietly``."""
+    if not (<PyTypeObject*>listener_class).tp_flags & _IMMUTABLE:
+        raise TypeError(f"{listener_class.__name__}: only a class whose methods cannot be replaced listens quietly")
+    _QUIET_LISTENERS.add(listener_class)
+
+
+cdef object _sending_class = None  # the last class _sends_as_driver found as imported, and its version tag
+cdef unsigned int _sending_tag = 0
+
+
 cdef bint _sends_as_driver(future) except -1:
     """Whether ``future`` is a FutureFields whose class's ``send_request``, ``_query``, ``add_callbacks`` and
     ``clear_callbacks`` are the driver's and this module's, as imported (asked of a future no one else
-    has seen: none of them can be its own)."""
+    has seen: none of them can be its own). Looked up again only after the class (or a base) changed."""
+    global _sending_class, _sending_tag
     cdef PyObject* found
     if not isinstance(future, FutureFields):
         return False
     cls = type(future)
+    if cls is _sending_class and _sending_tag != 0 and _version_tag(<PyObject*>cls) == _sending_tag:
+        return True
     for name, step in _SENDS:
         found = _found_on(cls, name)
         if found is NULL or found is not <PyObject*>step:
             return False
+    _sending_class, _sending_tag = cls, _version_tag(<PyObject*>cls)
     return True
 
 

@@ -78,6 +78,8 @@ aio._spec.wakes_itself(LeanResponseFuture)
 LeanCreate = _spec.LeanCreate
 #: a session's ``execute_async``: the driver's steps, a lean future sent without its Python methods
 LeanExecute = _spec.LeanExecute
+#: request-init listeners of a class given to this leave a future sent in C (pyfactories' own)
+listens_quietly = _spec.listens_quietly
 
 
 #: whether the driver's ``execute_concurrent`` is one :func:`execute_concurrent` follows: cassandra-driver's,

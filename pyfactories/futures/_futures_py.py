@@ -409,6 +409,19 @@ class LeanExecute:
         return future
 
 
+#: request-init listeners known to set only a future's fields and keep nothing of it (``listens_quietly``)
+QUIET_LISTENERS: set = set()
+
+
+def listens_quietly(listener_class: type) -> None:
+    """Listeners of exactly ``listener_class`` (a class whose methods cannot be replaced: a compiled one)
+    only set fields of the futures they are given and keep nothing of them: the compiled ``LeanExecute``
+    sends a future such listeners saw in C as it sends one no listener saw."""
+    if not listener_class.__flags__ & (1 << 8):  # Py_TPFLAGS_IMMUTABLETYPE
+        raise TypeError(f"{listener_class.__name__}: only a class whose methods cannot be replaced listens quietly")
+    QUIET_LISTENERS.add(listener_class)
+
+
 #: the line's steps: scylla-driver's where its futures differ (``_scylla_py``)
 query = _scylla_py.query if SCYLLA else cassandra_query
 set_result = _scylla_py.set_result if SCYLLA else cassandra_set_result

@@ -113,3 +113,15 @@ def test_install_puts_it_in_front_and_uninstall_takes_it_away():
     assert futures.install(own) and own.execute_async is profiled  # one of its own stays in front
     futures.uninstall(own)
     assert own.execute_async is profiled
+
+
+def test_only_a_class_that_cannot_change_listens_quietly(spec):
+    """A Python class's ``__call__`` can be replaced at any time (to keep the futures it is given): refused."""
+
+    class Listener:
+        def __call__(self, future):
+            pass
+
+    with pytest.raises(TypeError, match="cannot be replaced"):
+        spec.listens_quietly(Listener)
+    spec.listens_quietly(type(iter(())))  # a compiled class (no listener is one): taken
