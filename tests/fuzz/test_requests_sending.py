@@ -1,0 +1,191 @@
+"""Fuzz: sending a request in C (``pyfactories.futures._futures``) and its pure-Python twin against the driver:
+a stream borrowed from ``HostConnection`` whose connection holds lying numbers (comparisons and sums that run
+Python code and change the connection), lying id queues and odd locks; and a session's ``execute_async``
+(``LeanExecute``) whose request-init listeners add and remove listeners while they run, or raise."""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
+from cassandra.connection import Connection
+from cassandra.pool import HostConnection
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pyfactories.futures import _futures
+from pyfactories.futures import _futures_py
+from tests.fuzz.conftest import fuzz
+
+MODULES = {"compiled": _futures, "twin": _futures_py}
+
+
+class Waited(Exception):
+    """The pool's wait for a free stream (the driver's borrow would block for its timeout)."""
+
+
+class Condition:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def wait(self, timeout=None):
+        raise Waited
+
+
+class Lying(int):
+    """An int whose comparison or sum changes the connection it belongs to (once)."""
+
+    conn = None
+    act = "nothing"
+
+    def _act(self):
+        conn, self.__class__.conn = self.__class__.conn, None
+        if conn is None:
+            return
+        if self.act == "new ids":
+            conn.request_ids = collections.deque([99])
+        elif self.act == "no ids":
+            conn.request_ids = collections.deque()
+        elif self.act == "raise":
+            raise ArithmeticError("lying number")
+
+    def __lt__(self, other):
+        self._act()
+        return int(self) < other
+
+    def __add__(self, other):
+        self._act()
+        return int(self) + other
+
+
+class OddIds(collections.deque):
+    def popleft(self):
+        raise LookupError("odd ids")
+
+
+class OddLock:
+    def __init__(self):
+        self.entered = 0
+
+    def __enter__(self):
+        self.entered += 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+cases = st.fixed_dictionaries({
+    "in_flight": st.one_of(st.integers(-1, 4), st.sampled_from([2**70, 1.5, float("nan")])),
+    "max_request_id": st.one_of(st.integers(0, 5), st.sampled_from([2**70, float("inf")])),
+    "lying": st.sampled_from(["in_flight", "max_request_id", "highest", None]),
+    "act": st.sampled_from(["nothing", "new ids", "no ids", "raise"]),
+    "ids": st.sampled_from(["deque", "empty deque", "odd", "list"]),
+    "highest": st.one_of(st.integers(-1, 4), st.just("x")),
+    "lock": st.sampled_from(["rlock", "lock", "odd"]),
+    "orphaned": st.booleans(), "closed": st.booleans(), "shut down": st.booleans(), "connection": st.booleans(),
+})
+
+
+def _borrowed(borrow, case):
+    conn = Connection.__new__(Connection)
+    values = {"in_flight": case["in_flight"], "max_request_id": case["max_request_id"], "highest": case["highest"]}
+    if case["lying"] and isinstance(values[case["lying"]], int):
+        lying = type("LyingNow", (Lying,), {"conn": conn, "act": case["act"]})
+        values[case["lying"]] = lying(values[case["lying"]])
+    conn.in_flight, conn.max_request_id, conn.highest_request_id = (
+        values["in_flight"], values["max_request_id"], values["highest"])
+    conn.request_ids = {"deque": collections.deque([3, 4]), "empty deque": collections.deque(), "odd": OddIds([1]),
+                        "list": [5]}[case["ids"]]
+    conn.lock = {"rlock": threading.RLock(), "lock": threading.Lock(), "odd": OddLock()}[case["lock"]]
+    conn.orphaned_threshold_reached, conn.is_closed = case["orphaned"], case["closed"]
+    pool = HostConnection.__new__(HostConnection)
+    pool.host, pool.is_shutdown, pool._is_replacing = "host", case["shut down"], True
+    pool._connection = conn if case["connection"] else None
+    pool._lock, pool._stream_available_condition = threading.Lock(), Condition()
+    try:
+        got = borrow(pool)
+        answer = ("lent", got[0] is conn, repr(got[1]))
+    except Exception as exc:
+        answer = ("raised", type(exc).__name__)
+    held = conn.lock._is_owned() if case["lock"] == "rlock" else (
+        conn.lock.locked() if case["lock"] == "lock" else None)
+    ids = list(conn.request_ids) if isinstance(conn.request_ids, (list, collections.deque)) else None
+    return answer, repr(conn.in_flight), ids, repr(conn.highest_request_id), held
+
+
+@fuzz
+@given(case=cases)
+def test_requests_borrow_connection_as_the_pools(case):
+    driver = _borrowed(lambda pool: pool.borrow_connection(2.0), case)
+    for module in MODULES.values():
+        assert _borrowed(module.borrow_connection, case) == driver, case
+
+
+# A session's execute_async ----------------------------------------------------------------------
+
+class Future:
+    def __init__(self, log, send):
+        self.log, self.send = log, send
+
+    def send_request(self):
+        self.log.append(("send_request", self._protocol_handler))
+        if self.send == "raise":
+            raise RuntimeError("no host")
+
+
+listener_kinds = st.lists(st.sampled_from(["plain", "adds", "removes", "raises", "args"]), max_size=4)
+
+
+def _session(kinds, send, created):
+    made = Session.__new__(Session)
+    made.log = []
+    made.client_protocol_handler = "handler"
+    made._request_init_callbacks = []
+
+    def create(*args):
+        made.log.append(("create", args))
+        if created == "raise":
+            raise ValueError("cannot bind")
+        return Future(made.log, send) if created == "future" else object()
+
+    def listener(kind):
+        def listen(future, *args, **kwargs):
+            made.log.append(("listener", kind, args, kwargs))
+            if kind == "adds":
+                made.add_request_init_listener(listener("plain"))
+            elif kind == "removes" and made._request_init_callbacks:
+                made._request_init_callbacks.pop(0)
+            elif kind == "raises":
+                raise KeyError("listener")
+        return listen
+
+    made._create_response_future = create
+    for kind in kinds:
+        if kind == "args":
+            made.add_request_init_listener(listener(kind), 1, k=2)
+        else:
+            made.add_request_init_listener(listener(kind))
+    return made
+
+
+def _executed(execute_of, kinds, send, created, execute_as):
+    made = _session(kinds, send, created)
+    try:
+        future = execute_of(made)("SELECT 1", (1,), False, None, 1.0, EXEC_PROFILE_DEFAULT, None, None, execute_as)
+        answer = ("future", type(future).__name__)
+    except Exception as exc:
+        answer = ("raised", type(exc).__name__, str(exc))
+    return answer, [entry if entry[0] != "listener" else entry[:2] + (entry[2], entry[3]) for entry in made.log]
+
+
+@fuzz
+@given(kinds=listener_kinds, send=st.sampled_from(["ok", "raise"]),
+       created=st.sampled_from(["future", "raise", "not a future"]), execute_as=st.sampled_from([None, "bob"]))
+def test_requests_execute_async_with_listeners_that_change_them(kinds, send, created, execute_as):
+    driver = _executed(lambda s: lambda *a: Session.execute_async(s, *a), kinds, send, created, execute_as)
+    for module in MODULES.values():
+        assert _executed(module.LeanExecute, kinds, send, created, execute_as) == driver, (kinds, send, created)
