@@ -182,7 +182,7 @@ cdef object _deque = deque
 
 cdef object _borrow(pool):
     """``pyfactories.futures._futures_py.borrow_connection``."""
-    if not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS) and _lacks(pool, "borrow_connection")
+    if _SCYLLA or not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS) and _lacks(pool, "borrow_connection")
             and _lacks(pool, "_get_connection")) or pool.is_shutdown:
         return pool.borrow_connection(2.0)
     conn = pool._connection

@@ -10,7 +10,7 @@ cdef bint _SCYLLA = _SCYLLA_LINE
 SCYLLA = _SCYLLA_LINE
 cdef bint _TABLET_VERSIONS = _TABLET_VERSIONS_LINE
 cdef tuple _IN_ORDER = _IN_ORDER_LINE
-cdef tuple _PLANNED = _PLANNED_LINE
+cdef tuple _PLANNED = _steps(tuple([(step[0], step[1]) for step in _PLANNED_LINE]))  # (the twin's names, as imported)
 cdef object _IS_SERIAL = ConsistencyLevel.is_serial
 cdef object _SERIAL_LEVELS = (ConsistencyLevel.SERIAL, ConsistencyLevel.LOCAL_SERIAL)
 

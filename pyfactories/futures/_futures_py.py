@@ -175,10 +175,10 @@ _GET_REQUEST_ID = Connection.get_request_id
 
 
 def borrow_connection(pool: Any) -> tuple:
-    """``pool.borrow_connection(2.0)``: ``(connection, request id)``. For the driver's ``HostConnection``
+    """``pool.borrow_connection(2.0)``: ``(connection, request id)``. For cassandra-driver's ``HostConnection``
     whose connection has a stream free, its first turn (in the connection's lock) without its clock; a
     pool shut down, without a connection, replacing it or without a free stream is the driver's method's."""
-    ours = (type(pool) is HostConnection and _plans_py._unchanged(_BORROW_STEPS)
+    ours = (not SCYLLA and type(pool) is HostConnection and _plans_py._unchanged(_BORROW_STEPS)
             and "borrow_connection" not in vars(pool) and "_get_connection" not in vars(pool))
     conn = pool._connection if ours and not pool.is_shutdown else None
     if (not conn or conn.orphaned_threshold_reached
