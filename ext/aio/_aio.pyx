@@ -155,8 +155,8 @@ cdef Awaiter _kept_awaiter(future):
     cdef object key = id(future)
     cdef Awaiter awaiter
     entry = _kept_awaiters.get(key)
-    if entry is not None and (<tuple>entry)[0]() is future:
-        return <Awaiter?>(<tuple>entry)[1]
+    if entry is not None and (<tuple?>entry)[0]() is future:
+        return <Awaiter?>(<tuple?>entry)[1]
     awaiter = Awaiter()
     try:
         ref = _weakref(future, partial(_forget, key))
@@ -164,9 +164,9 @@ cdef Awaiter _kept_awaiter(future):
         pass
     else:
         entry = _kept_awaiters.setdefault(key, (ref, awaiter))
-        if (<tuple>entry)[1] is not awaiter:
-            if (<tuple>entry)[0]() is future:
-                return <Awaiter?>(<tuple>entry)[1]
+        if (<tuple?>entry)[1] is not awaiter:
+            if (<tuple?>entry)[0]() is future:
+                return <Awaiter?>(<tuple?>entry)[1]
             _kept_awaiters[key] = (ref, awaiter)
     future.add_callbacks(awaiter.on_result, awaiter.on_error)
     return awaiter
@@ -175,7 +175,7 @@ cdef Awaiter _kept_awaiter(future):
 def _forget(key, ref):
     """``pyfactories.aio._aio_py._forget``."""
     entry = _kept_awaiters.get(key)
-    if entry is not None and (<tuple>entry)[0] is ref:
+    if entry is not None and (<tuple?>entry)[0] is ref:
         del _kept_awaiters[key]
 
 

@@ -94,8 +94,7 @@ cdef class ListResults:
         self._wake = allocate_lock()  # held; released for the caller waiting in _wait
         self._wake.acquire()
         self._results, self._others, self._queued = [], [], []
-        # made once (a cycle through self: the GC's)
-        self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
+
         self._exception = None
         self._fail_fast = False
 
@@ -104,11 +103,17 @@ cdef class ListResults:
         self._fail_fast = fail_fast
         self._results, self._filled, self._others = [], 0, []
         self._finished = self._sent = 0
-        with self._lock:
-            for _ in _range(concurrency):
-                if not self._execute_next():
-                    break
-        return self._wait()
+        # the listeners, made once a call; let go at its end (a cycle through self, left to a full collection,
+        # would keep the session, the statements and the results)
+        self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
+        try:
+            with self._lock:
+                for _ in _range(concurrency):
+                    if not self._execute_next():
+                        break
+            return self._wait()
+        finally:
+            self._success = self._lean_success = self._error = None
 
     cdef object _execute_next(self):
         try:

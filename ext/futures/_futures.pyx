@@ -10,6 +10,7 @@ again before blocking; each woken waiter releases the lock for the next one.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
+from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from libc.stdint cimport int64_t, uint64_t
 from cpython.time cimport time as _now
 
@@ -17,7 +18,7 @@ from as_imported cimport found_on as _found_on, pf_version_tag as _version_tag, 
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
-    object PyObject_GenericGetDict(object o, void* context)
+    object PyObject_GenericGetAttr(object o, object name)
 
 import logging
 import threading
@@ -176,14 +177,17 @@ set_result = scylla_set_result if _SCYLLA else cassandra_set_result
 
 
 cdef tuple _BORROW_STEPS = _steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
-cdef object _GET_REQUEST_ID = _Connection.get_request_id
+cdef object _BORROW = _drivers_own(HostConnection.__dict__["borrow_connection"])
+cdef object _GET_CONNECTION = _drivers_own(HostConnection.__dict__["_get_connection"])
+cdef object _GET_REQUEST_ID = _drivers_own(_Connection.__dict__["get_request_id"])
 cdef object _deque = deque
 
 
 cdef object _borrow(pool):
     """``pyfactories.futures._futures_py.borrow_connection``."""
-    if _SCYLLA or not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS) and _lacks(pool, "borrow_connection")
-            and _lacks(pool, "_get_connection")) or pool.is_shutdown:
+    if _SCYLLA or not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS)
+                       and _bound_as(pool, "borrow_connection", _BORROW)
+                       and _bound_as(pool, "_get_connection", _GET_CONNECTION)) or pool.is_shutdown:
         return pool.borrow_connection(2.0)
     conn = pool._connection
     if not conn or conn.orphaned_threshold_reached:
@@ -191,7 +195,7 @@ cdef object _borrow(pool):
     lock = conn.lock
     if ((type(lock) is not _RLockType and type(lock) is not _LockType)  # (the driver's: an RLock)
             or _found_on(type(conn), "get_request_id") is not <PyObject*>_GET_REQUEST_ID
-            or not _lacks(conn, "get_request_id")):
+            or not _bound_as(conn, "get_request_id", _GET_REQUEST_ID)):
         return pool.borrow_connection(2.0)
     lock.acquire()
     try:
@@ -230,18 +234,31 @@ def request_id(conn):
 cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
 
 
-cdef inline bint _lacks(obj, str name) except -1:
-    """Whether ``obj``'s own attributes (its ``__dict__``, if it has one) have nothing of that name."""
-    cdef type cls = type(obj)
-    if (<PyTypeObject*>cls).tp_dictoffset == 0:
-        return True
-    return PyDict_GetItem(PyObject_GenericGetDict(obj, NULL), name) is NULL
+cdef inline bint _bound_as(obj, str name, fn) except -1:
+    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
+    it). Asked through the generic lookup, which reads an object's attributes without making its
+    ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
+    method = getattr(obj, name, None)
+    return (method is not None and PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
+            and PyMethod_GET_SELF(method) is <PyObject*>obj)
+
+
+cdef object _drivers_own(fn):
+    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
+    before this module was imported); otherwise something no lookup finds, so the fast path is never taken."""
+    module = getattr(fn, "__module__", None)
+    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
+        return fn
+    return object()
+
+
+cdef object _RETURN = _drivers_own(HostConnection.__dict__["return_connection"])
 
 
 cdef _return_connection(pool, connection):
     # the driver's pool, its method as imported and not replaced on the pool: its steps, here
     condition = (pool._stream_available_condition if type(pool) is HostConnection and _unchanged(_RETURN_STEPS)
-                 and _lacks(pool, "return_connection") else None)
+                 and _bound_as(pool, "return_connection", _RETURN) else None)
     if type(condition) is not _Condition:
         pool.return_connection(connection)
         return

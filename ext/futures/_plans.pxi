@@ -23,11 +23,13 @@ cdef tuple _SEARCHED = _steps((
 
 
 cdef object _token_value(token):
-    """The token's ``value`` from its instance dict (borrowed into a new reference), or None."""
-    cdef PyObject* found
-    attributes = PyObject_GenericGetDict(token, NULL)
-    found = PyDict_GetItem(attributes, "value")  # exact str keys: no Python code runs
-    return <object>found if found is not NULL else None
+    """The token's own ``value``, or None: the generic lookup (the class has no ``value`` and the object's
+    ``__getattribute__``, as imported: no Python code runs), which reads it without making the token's
+    ``__dict__`` (made by two threads at once, CPython 3.11 can free that dict twice)."""
+    try:
+        return PyObject_GenericGetAttr(token, "value")
+    except AttributeError:
+        return None
 
 
 # MurmurHash3 (x64, 128 bits, seed 0) as Cassandra's Murmur3Partitioner takes it: the first 64 bits, the

@@ -8,15 +8,19 @@
 
 from cassandra.auth import _proxy_execute_key
 
+import time as _time
+
 cdef object _NoHostAvailable = NoHostAvailable
-#: pyfactories.futures._futures_py.DRIVERS_EXECUTE_ASYNC, and the driver's Session._on_request
-DRIVERS_EXECUTE_ASYNC = Session.execute_async
+#: pyfactories.futures._futures_py.DRIVERS_EXECUTE_ASYNC, and the driver's Session._on_request (each only
+#: if it is the driver's own function: one put in its place before this module was imported is called)
+DRIVERS_EXECUTE_ASYNC = _drivers_own(Session.__dict__["execute_async"])
 cdef object _DRIVERS_EXECUTE_ASYNC = DRIVERS_EXECUTE_ASYNC
-cdef object _DRIVERS_ON_REQUEST = Session._on_request
+cdef object _DRIVERS_ON_REQUEST = _drivers_own(Session.__dict__["_on_request"])
 # what a future sent in C has of the driver's (on scylla-driver, send_request falls back to the control
 # connection: its own method sends) and of this module's
-cdef tuple _SENDS = (("send_request", ResponseFuture.send_request), ("_query", query), ("add_callbacks", add_callbacks),
-                     ("clear_callbacks", ResponseFuture.clear_callbacks))
+cdef tuple _SENDS = (("send_request", _drivers_own(ResponseFuture.__dict__["send_request"])), ("_query", query),
+                     ("add_callbacks", add_callbacks),
+                     ("clear_callbacks", _drivers_own(ResponseFuture.__dict__["clear_callbacks"])))
 
 
 cdef class LeanExecute:
@@ -28,28 +32,32 @@ cdef class LeanExecute:
         self.session = session
         self.previous = session.__dict__.get("execute_async")
 
-    def __call__(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
-                 execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
-        cdef bint untouched = False
+    def __call__(self, *args, **kwargs):
         session = self.session
         cls = type(session)
         found = _found_on(cls, "execute_async")
         if found is not <PyObject*>_DRIVERS_EXECUTE_ASYNC:  # what ``session.execute_async`` would be without this
             method = <object>found if found is not NULL else getattr(cls, "execute_async")
             bound = method.__get__(session, cls) if hasattr(type(method), "__get__") else method
-            return bound(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host,
-                         execute_as)
-        return _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
-                        host, execute_as, &untouched)
+            return bound(*args, **kwargs)
+        return execute_async(session, *args, **kwargs)
+
+
+def execute_async(session, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
+                  execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+    """``pyfactories.futures._futures_py.execute_async``."""
+    cdef bint untouched = False
+    return _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
+                    host, execute_as, &untouched)
 
 
 cdef bint _executes_as_driver(session) except -1:
     """Whether ``session.execute_async`` is the driver's method as imported, or a :class:`LeanExecute`
-    in front of it."""
+    in front of it (asked without making the session's ``__dict__``)."""
     if _found_on(type(session), "execute_async") is not <PyObject*>_DRIVERS_EXECUTE_ASYNC:
         return False
-    own = session.__dict__.get("execute_async")
-    return own is None or type(own) is LeanExecute
+    own = getattr(session, "execute_async", None)
+    return type(own) is LeanExecute or _bound_as(session, "execute_async", _DRIVERS_EXECUTE_ASYNC)
 
 
 cdef object _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
@@ -60,15 +68,17 @@ cdef object _execute(session, query, parameters, trace, custom_payload, timeout,
     if execute_as:
         custom_payload[_proxy_execute_key] = execute_as.encode()
     create = session._create_response_future
-    if type(create) is LeanCreate:
+    cdef bint lean = type(create) is LeanCreate  # (any other code given the arguments has seen the future)
+    if lean:
         future = _create((<LeanCreate>create).future_class, (<LeanCreate>create).driver, session, query, parameters,
                          trace, custom_payload, timeout, execution_profile, paging_state, host)
     else:
         future = create(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host)
     future._protocol_handler = session.client_protocol_handler
-    if _found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST or not _lacks(session, "_on_request"):
+    if (_found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST
+            or not _bound_as(session, "_on_request", _DRIVERS_ON_REQUEST)):
         session._on_request(future)
-    elif _on_request(future, session._request_init_callbacks) and _sends_as_driver(future):
+    elif _on_request(future, session._request_init_callbacks) and lean and _sends_as_driver(future):
         untouched[0] = True
         _send_request(<FutureFields>future)
         return future
@@ -136,7 +146,7 @@ cdef void _send_request(FutureFields future) except *:
         if req_id is not None:
             future._req_id = req_id
             return
-        if future.timeout is not None and _now() - future._start_time > future.timeout:
+        if future.timeout is not None and _time.time() - future._start_time > future.timeout:  # (the driver's clock)
             future._on_timeout()
             return
     future._set_final_exception(_NoHostAvailable("Unable to complete the operation against any hosts",

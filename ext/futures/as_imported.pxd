@@ -39,13 +39,15 @@ cdef inline bint unchanged(tuple recorded) except -1:
 
     The classes' version tags are where CPython keeps that answer: a class's tag is dropped (made 0) when
     it or any of its bases changes, and a new one is never one given before. While every class has the
-    tag it had at the last full check, nothing is looked up again. (No Python code runs in here: no
-    other thread can change a class between the check and the tags it keeps.)"""
+    tag it had at the last full check, nothing is looked up again. The full check reads each tag right
+    after its lookup and makes nothing until all are read: no allocation (so no collection, no finalizer,
+    no other thread) can come between a verdict and the tags kept with it."""
     cdef PyObject* found
     cdef tuple step
-    cdef list tags = <list>recorded[0]
+    cdef list tags = <list?>recorded[0]
     cdef Py_ssize_t i, n = len(recorded) - 1
     cdef unsigned int tag
+    cdef unsigned int seen[16]
     if len(tags) == n:
         for i in range(n):
             tag = pf_version_tag(<PyObject*>(<tuple>recorded[i + 1])[0])
@@ -53,7 +55,8 @@ cdef inline bint unchanged(tuple recorded) except -1:
                 break
         else:
             return True
-    for step in recorded[1:]:
+    for i in range(n):
+        step = <tuple>recorded[i + 1]
         if not isinstance(step[0], type):
             return False
         found = found_on(step[0], step[1])
@@ -62,5 +65,8 @@ cdef inline bint unchanged(tuple recorded) except -1:
                 return False
         elif found is NULL or found is not <PyObject*>step[2]:
             return False
-    tags[:] = [pf_version_tag(<PyObject*>step[0]) for step in recorded[1:]]
+        if i < 16:
+            seen[i] = pf_version_tag(<PyObject*>step[0])
+    if n <= 16:
+        tags[:] = [seen[i] for i in range(n)]
     return True

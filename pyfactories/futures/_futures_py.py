@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from types import MethodType
 from typing import Any
 
 from cassandra.cluster import (
@@ -171,7 +172,28 @@ def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, res
 #: the pool's methods :func:`borrow_connection` follows, and the connection's: replaced on the class or the
 #: object, they are called
 _BORROW_STEPS = _plans_py._steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
-_GET_REQUEST_ID = Connection.get_request_id
+
+
+def drivers_own(fn: Any) -> Any:
+    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
+    before this module was imported); otherwise something no lookup finds: the fast path is never taken."""
+    module = getattr(fn, "__module__", None)
+    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
+        return fn
+    return object()
+
+
+def bound_as(obj: Any, name: str, fn: Any) -> bool:
+    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
+    it), asked through the attribute lookup: ``vars(obj)`` would make the object's ``__dict__``, which two
+    threads making at once CPython 3.11 can free twice."""
+    method = getattr(obj, name, None)
+    return type(method) is MethodType and method.__func__ is fn and method.__self__ is obj
+
+
+_BORROW = drivers_own(vars(HostConnection)["borrow_connection"])
+_GET_CONNECTION = drivers_own(vars(HostConnection)["_get_connection"])
+_GET_REQUEST_ID = drivers_own(vars(Connection)["get_request_id"])
 
 
 def borrow_connection(pool: Any) -> tuple:
@@ -179,11 +201,11 @@ def borrow_connection(pool: Any) -> tuple:
     whose connection has a stream free, its first turn (in the connection's lock) without its clock; a
     pool shut down, without a connection, replacing it or without a free stream is the driver's method's."""
     ours = (not SCYLLA and type(pool) is HostConnection and _plans_py._unchanged(_BORROW_STEPS)
-            and "borrow_connection" not in vars(pool) and "_get_connection" not in vars(pool))
+            and bound_as(pool, "borrow_connection", _BORROW) and bound_as(pool, "_get_connection", _GET_CONNECTION))
     conn = pool._connection if ours and not pool.is_shutdown else None
     if (not conn or conn.orphaned_threshold_reached
             or _plans_py._type_lookup(type(conn), "get_request_id") is not _GET_REQUEST_ID
-            or "get_request_id" in vars(conn)):
+            or not bound_as(conn, "get_request_id", _GET_REQUEST_ID)):
         return pool.borrow_connection(2.0)
     with conn.lock:
         if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
@@ -205,13 +227,14 @@ def request_id(conn: Any) -> Any:
 
 #: the pool's method :func:`return_connection` follows: replaced on the class or the pool, it is called
 _RETURN_STEPS = _plans_py._steps(((HostConnection, "return_connection"),))
+_RETURN = drivers_own(vars(HostConnection)["return_connection"])
 
 
 def return_connection(pool: Any, connection: Any) -> None:
     """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
     a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
     ours = (type(pool) is HostConnection and _plans_py._unchanged(_RETURN_STEPS)
-            and "return_connection" not in vars(pool))
+            and bound_as(pool, "return_connection", _RETURN))
     condition = pool._stream_available_condition if ours else None
     if type(condition) is not threading.Condition:
         pool.return_connection(connection)
@@ -372,16 +395,16 @@ class LeanCreate:
                              timeout, execution_profile, paging_state, host)
 
 
-#: the driver's ``Session.execute_async``, as imported: replaced on the class, :class:`LeanExecute` calls that
-DRIVERS_EXECUTE_ASYNC = Session.execute_async
+#: the driver's ``Session.execute_async``, as imported (if it is the driver's own): replaced on the class,
+#: :class:`LeanExecute` calls that
+DRIVERS_EXECUTE_ASYNC = drivers_own(vars(Session)["execute_async"])
 
 
 class LeanExecute:
-    """``session.execute_async``: the steps of the driver's ``Session.execute_async`` (the session's
-    ``_create_response_future``, ``_on_request`` and the future's ``send_request``), while the
-    session's class has the driver's method as imported; the class's method otherwise (replaced by
-    instrumentation, say). ``previous``: as :class:`LeanCreate`'s (``install`` leaves a session that has an
-    ``execute_async`` of its own as it is)."""
+    """``session.execute_async``: the steps of the driver's ``Session.execute_async`` (:func:`execute_async`),
+    while the session's class has the driver's method as imported; the class's method otherwise (replaced
+    by instrumentation, say), with the caller's arguments as given. ``previous``: as :class:`LeanCreate`'s
+    (``install`` leaves a session that has an ``execute_async`` of its own as it is)."""
 
     __slots__ = ("session", "previous")
 
@@ -389,24 +412,28 @@ class LeanExecute:
         self.session = session
         self.previous = session.__dict__.get("execute_async")
 
-    def __call__(self, query: Any, parameters: Any = None, trace: Any = False, custom_payload: Any = None,
-                 timeout: Any = _NOT_SET, execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None,
-                 host: Any = None, execute_as: Any = None) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         session = self.session
         method = _plans_py._type_lookup(type(session), "execute_async")
         if method is not DRIVERS_EXECUTE_ASYNC:  # what ``session.execute_async`` would be without this
             bound = method.__get__(session, type(session)) if hasattr(type(method), "__get__") else method
-            return bound(query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host,
-                         execute_as)
-        custom_payload = custom_payload if custom_payload else {}
-        if execute_as:
-            custom_payload[_proxy_execute_key] = execute_as.encode()
-        future = session._create_response_future(query, parameters, trace, custom_payload, timeout,
-                                                 execution_profile, paging_state, host)
-        future._protocol_handler = session.client_protocol_handler
-        session._on_request(future)
-        future.send_request()
-        return future
+            return bound(*args, **kwargs)
+        return execute_async(session, *args, **kwargs)
+
+
+def execute_async(session: Any, query: Any, parameters: Any = None, trace: Any = False, custom_payload: Any = None,
+                  timeout: Any = _NOT_SET, execution_profile: Any = EXEC_PROFILE_DEFAULT, paging_state: Any = None,
+                  host: Any = None, execute_as: Any = None) -> Any:
+    """The driver's ``Session.execute_async(query, ...)`` of ``session``, step for step."""
+    custom_payload = custom_payload if custom_payload else {}
+    if execute_as:
+        custom_payload[_proxy_execute_key] = execute_as.encode()
+    future = session._create_response_future(query, parameters, trace, custom_payload, timeout,
+                                             execution_profile, paging_state, host)
+    future._protocol_handler = session.client_protocol_handler
+    session._on_request(future)
+    future.send_request()
+    return future
 
 
 #: request-init listeners known to set only a future's fields and keep nothing of it (``listens_quietly``)

@@ -277,6 +277,24 @@ def test_a_future_that_takes_no_weak_reference_is_still_awaited(spec, loop):
     assert id(future) not in spec._kept
 
 
+def test_a_kept_awaiter_is_forgotten_only_by_its_own_future(spec):
+    """The entry of a future gone is removed by its own weak reference's callback, never by another's (a
+    new future may have the id of one gone)."""
+    future = request_future()
+    awaiter = spec.awaiter_of(future)
+    key = id(future)
+    entry = spec._kept[key]
+    assert entry[1] is awaiter
+    spec._forget(key, weakref.ref(request_future.__class__))  # another reference: the entry stays
+    assert spec._kept[key] is entry
+    spec._forget(key, entry[0])
+    assert key not in spec._kept
+    spec._kept[key] = entry  # back, for the future's own callback
+    del future, awaiter, entry
+    gc.collect()
+    assert key not in spec._kept
+
+
 def pyfactories_not_set():
     from cassandra.cluster import _NOT_SET
     return _NOT_SET

@@ -94,9 +94,18 @@ def test_a_method_replaced_on_the_class_is_called(spec, monkeypatch):
         calls.append((self, query, args))
         return "instrumented"
 
+    def keywords_only(self, query, **kwargs):
+        calls.append((self, query, kwargs))
+        return "own signature"
+
     monkeypatch.setattr(Session, "execute_async", instrumented)
     assert spec.LeanExecute(made)("SELECT 1", (1,)) == "instrumented"
-    assert calls == [(made, "SELECT 1", ((1,), False, None, _NOT_SET, EXEC_PROFILE_DEFAULT, None, None, None))]
+    assert calls == [(made, "SELECT 1", ((1,),))]  # the caller's arguments, as given
+    monkeypatch.setattr(Session, "execute_async", keywords_only)
+    assert spec.LeanExecute(made)("SELECT 2", timeout=3) == "own signature"
+    assert calls[1:] == [(made, "SELECT 2", {"timeout": 3})]
+    with pytest.raises(TypeError):
+        spec.LeanExecute(made)("SELECT 3", (1,))  # as the replacement raises it
     assert made.log == []
 
 
@@ -124,4 +133,3 @@ def test_only_a_class_that_cannot_change_listens_quietly(spec):
 
     with pytest.raises(TypeError, match="cannot be replaced"):
         spec.listens_quietly(Listener)
-    spec.listens_quietly(type(iter(())))  # a compiled class (no listener is one): taken
