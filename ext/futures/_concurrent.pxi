@@ -103,17 +103,14 @@ cdef class ListResults:
         self._fail_fast = fail_fast
         self._results, self._filled, self._others = [], 0, []
         self._finished = self._sent = 0
-        # the listeners, made once a call; let go at its end (a cycle through self, left to a full collection,
-        # would keep the session, the statements and the results)
+        # the listeners, made once a call (a cycle through self, for the cyclic GC: a request still finishing
+        # after the call returned, as the driver's executor allows, sends the next one with them)
         self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
-        try:
-            with self._lock:
-                for _ in _range(concurrency):
-                    if not self._execute_next():
-                        break
-            return self._wait()
-        finally:
-            self._success = self._lean_success = self._error = None
+        with self._lock:
+            for _ in _range(concurrency):
+                if not self._execute_next():
+                    break
+        return self._wait()
 
     cdef object _execute_next(self):
         try:

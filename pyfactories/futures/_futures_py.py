@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from types import MethodType
 from typing import Any
 
 from cassandra.cluster import (
@@ -174,23 +173,7 @@ def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, res
 _BORROW_STEPS = _plans_py._steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
 
 
-def drivers_own(fn: Any) -> Any:
-    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
-    before this module was imported); otherwise something no lookup finds: the fast path is never taken."""
-    module = getattr(fn, "__module__", None)
-    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
-        return fn
-    return object()
-
-
-def bound_as(obj: Any, name: str, fn: Any) -> bool:
-    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
-    it), asked through the attribute lookup: ``vars(obj)`` would make the object's ``__dict__``, which two
-    threads making at once CPython 3.11 can free twice."""
-    method = getattr(obj, name, None)
-    return type(method) is MethodType and method.__func__ is fn and method.__self__ is obj
-
-
+drivers_own, bound_as = _plans_py.drivers_own, _plans_py.bound_as
 _BORROW = drivers_own(vars(HostConnection)["borrow_connection"])
 _GET_CONNECTION = drivers_own(vars(HostConnection)["_get_connection"])
 _GET_REQUEST_ID = drivers_own(vars(Connection)["get_request_id"])

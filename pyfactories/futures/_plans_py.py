@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from types import MethodType
 from typing import Any
 
 from cassandra import metadata as _metadata
@@ -38,6 +39,23 @@ def _type_lookup(cls: type, name: str) -> Any:
         if name in vars(klass):
             return vars(klass)[name]
     return _ABSENT
+
+
+def drivers_own(fn: Any) -> Any:
+    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
+    before this module was imported); otherwise something no lookup finds: the fast path is never taken."""
+    module = getattr(fn, "__module__", None)
+    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
+        return fn
+    return object()
+
+
+def bound_as(obj: Any, name: str, fn: Any) -> bool:
+    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
+    it), asked through the attribute lookup: ``vars(obj)`` would make the object's ``__dict__``, which two
+    threads making at once CPython 3.11 can free twice."""
+    method = getattr(obj, name, None)
+    return type(method) is MethodType and method.__func__ is fn and method.__self__ is obj
 
 
 # What the driver's search calls or reads on its classes, as imported: a class changed since (a
