@@ -177,9 +177,9 @@ set_result = scylla_set_result if _SCYLLA else cassandra_set_result
 
 
 cdef tuple _BORROW_STEPS = _steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
-cdef object _BORROW = _drivers_own(HostConnection.__dict__["borrow_connection"])
-cdef object _GET_CONNECTION = _drivers_own(HostConnection.__dict__["_get_connection"])
-cdef object _GET_REQUEST_ID = _drivers_own(_Connection.__dict__["get_request_id"])
+cdef object _BORROW = _drivers_own(HostConnection.__dict__.get("borrow_connection"))
+cdef object _GET_CONNECTION = _drivers_own(HostConnection.__dict__.get("_get_connection"))
+cdef object _GET_REQUEST_ID = _drivers_own(_Connection.__dict__.get("get_request_id"))
 cdef object _deque = deque
 
 
@@ -252,7 +252,7 @@ cdef object _drivers_own(fn):
     return object()
 
 
-cdef object _RETURN = _drivers_own(HostConnection.__dict__["return_connection"])
+cdef object _RETURN = _drivers_own(HostConnection.__dict__.get("return_connection"))
 
 
 cdef _return_connection(pool, connection):

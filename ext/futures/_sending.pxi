@@ -13,14 +13,14 @@ import time as _time
 cdef object _NoHostAvailable = NoHostAvailable
 #: pyfactories.futures._futures_py.DRIVERS_EXECUTE_ASYNC, and the driver's Session._on_request (each only
 #: if it is the driver's own function: one put in its place before this module was imported is called)
-DRIVERS_EXECUTE_ASYNC = _drivers_own(Session.__dict__["execute_async"])
+DRIVERS_EXECUTE_ASYNC = _drivers_own(Session.__dict__.get("execute_async"))
 cdef object _DRIVERS_EXECUTE_ASYNC = DRIVERS_EXECUTE_ASYNC
-cdef object _DRIVERS_ON_REQUEST = _drivers_own(Session.__dict__["_on_request"])
+cdef object _DRIVERS_ON_REQUEST = _drivers_own(Session.__dict__.get("_on_request"))
 # what a future sent in C has of the driver's (on scylla-driver, send_request falls back to the control
 # connection: its own method sends) and of this module's
-cdef tuple _SENDS = (("send_request", _drivers_own(ResponseFuture.__dict__["send_request"])), ("_query", query),
+cdef tuple _SENDS = (("send_request", _drivers_own(ResponseFuture.__dict__.get("send_request"))), ("_query", query),
                      ("add_callbacks", add_callbacks),
-                     ("clear_callbacks", _drivers_own(ResponseFuture.__dict__["clear_callbacks"])))
+                     ("clear_callbacks", _drivers_own(ResponseFuture.__dict__.get("clear_callbacks"))))
 
 
 cdef class LeanExecute:

@@ -174,9 +174,9 @@ _BORROW_STEPS = _plans_py._steps(((HostConnection, "borrow_connection"), (HostCo
 
 
 drivers_own, bound_as = _plans_py.drivers_own, _plans_py.bound_as
-_BORROW = drivers_own(vars(HostConnection)["borrow_connection"])
-_GET_CONNECTION = drivers_own(vars(HostConnection)["_get_connection"])
-_GET_REQUEST_ID = drivers_own(vars(Connection)["get_request_id"])
+_BORROW = drivers_own(vars(HostConnection).get("borrow_connection"))
+_GET_CONNECTION = drivers_own(vars(HostConnection).get("_get_connection"))
+_GET_REQUEST_ID = drivers_own(vars(Connection).get("get_request_id"))
 
 
 def borrow_connection(pool: Any) -> tuple:
@@ -210,7 +210,7 @@ def request_id(conn: Any) -> Any:
 
 #: the pool's method :func:`return_connection` follows: replaced on the class or the pool, it is called
 _RETURN_STEPS = _plans_py._steps(((HostConnection, "return_connection"),))
-_RETURN = drivers_own(vars(HostConnection)["return_connection"])
+_RETURN = drivers_own(vars(HostConnection).get("return_connection"))
 
 
 def return_connection(pool: Any, connection: Any) -> None:
@@ -380,7 +380,7 @@ class LeanCreate:
 
 #: the driver's ``Session.execute_async``, as imported (if it is the driver's own): replaced on the class,
 #: :class:`LeanExecute` calls that
-DRIVERS_EXECUTE_ASYNC = drivers_own(vars(Session)["execute_async"])
+DRIVERS_EXECUTE_ASYNC = drivers_own(vars(Session).get("execute_async"))
 
 
 class LeanExecute:
