@@ -176,7 +176,8 @@ cdef class ListResults:
 
     def _on_lean_success(self, result, future, idx):
         """``_on_success`` of a future sent in C, nothing else having seen it."""
-        if _sends_as_driver(future):
+        if (isinstance(future, FutureFields)
+                and _found_on(type(future), "clear_callbacks") is <PyObject*>_DRIVERS_CLEAR_CALLBACKS):
             _clear_callbacks(<FutureFields>future)
         else:
             future.clear_callbacks()

@@ -14,7 +14,7 @@ from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_
 from libc.stdint cimport int64_t, uint64_t
 from cpython.time cimport time as _now
 
-from as_imported cimport found_on as _found_on, pf_version_tag as _version_tag, steps as _steps, unchanged as _unchanged
+from as_imported cimport found_on as _found_on, steps as _steps, unchanged as _unchanged
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
@@ -238,8 +238,12 @@ cdef inline bint _bound_as(obj, str name, fn) except -1:
     """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
     it). Asked through the generic lookup, which reads an object's attributes without making its
     ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
-    method = getattr(obj, name, None)
-    return (method is not None and PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
+    return _is_bound(getattr(obj, name, None), obj, fn)
+
+
+cdef inline bint _is_bound(method, obj, fn) noexcept:
+    """Whether ``method`` is ``fn`` bound to ``obj``."""
+    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
             and PyMethod_GET_SELF(method) is <PyObject*>obj)
 
 
@@ -426,12 +430,14 @@ cdef class LeanCreate:
 
     cdef readonly object session, driver, previous
     cdef readonly type future_class
+    cdef readonly tuple sends  # what a future it makes is checked for before it is sent in C (_sending.pxi)
 
     def __init__(self, session, type future_class):
         if not issubclass(future_class, FutureFields):
             raise TypeError(f"{future_class.__name__} is not a subclass of FutureFields")
         self.session = session
         self.future_class = future_class
+        self.sends = _sends_of(future_class)
         self.previous = session.__dict__.get("_create_response_future")
         self.driver = session._create_response_future
 

@@ -18,9 +18,9 @@ cdef object _DRIVERS_EXECUTE_ASYNC = DRIVERS_EXECUTE_ASYNC
 cdef object _DRIVERS_ON_REQUEST = _drivers_own(Session.__dict__.get("_on_request"))
 # what a future sent in C has of the driver's (on scylla-driver, send_request falls back to the control
 # connection: its own method sends) and of this module's
+cdef object _DRIVERS_CLEAR_CALLBACKS = _drivers_own(ResponseFuture.__dict__.get("clear_callbacks"))
 cdef tuple _SENDS = (("send_request", _drivers_own(ResponseFuture.__dict__.get("send_request"))), ("_query", query),
-                     ("add_callbacks", add_callbacks),
-                     ("clear_callbacks", _drivers_own(ResponseFuture.__dict__.get("clear_callbacks"))))
+                     ("add_callbacks", add_callbacks), ("clear_callbacks", _DRIVERS_CLEAR_CALLBACKS))
 
 
 cdef class LeanExecute:
@@ -57,7 +57,7 @@ cdef bint _executes_as_driver(session) except -1:
     if _found_on(type(session), "execute_async") is not <PyObject*>_DRIVERS_EXECUTE_ASYNC:
         return False
     own = getattr(session, "execute_async", None)
-    return type(own) is LeanExecute or _bound_as(session, "execute_async", _DRIVERS_EXECUTE_ASYNC)
+    return type(own) is LeanExecute or _is_bound(own, session, _DRIVERS_EXECUTE_ASYNC)
 
 
 cdef object _execute(session, query, parameters, trace, custom_payload, timeout, execution_profile, paging_state,
@@ -78,7 +78,7 @@ cdef object _execute(session, query, parameters, trace, custom_payload, timeout,
     if (_found_on(type(session), "_on_request") is not <PyObject*>_DRIVERS_ON_REQUEST
             or not _bound_as(session, "_on_request", _DRIVERS_ON_REQUEST)):
         session._on_request(future)
-    elif _on_request(future, session._request_init_callbacks) and lean and _sends_as_driver(future):
+    elif _on_request(future, session._request_init_callbacks) and lean and _sends_as_driver(<LeanCreate>create, future):
         untouched[0] = True
         _send_request(<FutureFields>future)
         return future
@@ -113,27 +113,21 @@ def listens_quietly(type listener_class):
     _QUIET_LISTENERS.add(listener_class)
 
 
-cdef object _sending_class = None  # the last class _sends_as_driver found as imported, and its version tag
-cdef unsigned int _sending_tag = 0
+cdef tuple _sends_of(type future_class):
+    """What :func:`_sends_as_driver` checks of ``future_class`` (its ``steps``), or None if the class does
+    not already find the driver's and this module's methods of :data:`_SENDS`."""
+    cdef tuple recorded = _steps(tuple([(future_class, name) for name, _ in _SENDS]))
+    for i in range(len(_SENDS)):
+        if len(recorded[i + 1]) != 3 or recorded[i + 1][2] is not _SENDS[i][1]:
+            return None
+    return recorded
 
 
-cdef bint _sends_as_driver(future) except -1:
-    """Whether ``future`` is a FutureFields whose class's ``send_request``, ``_query``, ``add_callbacks`` and
-    ``clear_callbacks`` are the driver's and this module's, as imported (asked of a future no one else
-    has seen: none of them can be its own). Looked up again only after the class (or a base) changed."""
-    global _sending_class, _sending_tag
-    cdef PyObject* found
-    if not isinstance(future, FutureFields):
-        return False
-    cls = type(future)
-    if cls is _sending_class and _sending_tag != 0 and _version_tag(<PyObject*>cls) == _sending_tag:
-        return True
-    for name, step in _SENDS:
-        found = _found_on(cls, name)
-        if found is NULL or found is not <PyObject*>step:
-            return False
-    _sending_class, _sending_tag = cls, _version_tag(<PyObject*>cls)
-    return True
+cdef bint _sends_as_driver(LeanCreate create, future) except -1:
+    """Whether ``future``, just made by ``create``, is of its class, whose ``send_request``, ``_query``,
+    ``add_callbacks`` and ``clear_callbacks`` are still the driver's and this module's (asked of a future no
+    one else has seen: none of them can be its own)."""
+    return create.sends is not None and type(future) is create.future_class and _unchanged(create.sends)
 
 
 cdef void _send_request(FutureFields future) except *:

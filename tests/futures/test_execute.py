@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from pyfactories import futures
 
+from .sessions import scripted_session
+
 MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
 
 
@@ -23,32 +25,8 @@ def spec(request):
     return importlib.import_module(MODULES[request.param])
 
 
-class Future:
-    """A request future that records what is done with it."""
-
-    def __init__(self, log, fails):
-        self.log, self.fails = log, fails
-
-    def send_request(self):
-        self.log.append(("send_request", self._protocol_handler))
-        if self.fails:
-            raise RuntimeError("no host")
-
-
 def session(listeners=(), fails=False, creation_fails=False):
-    """A driver ``Session`` (its class's methods) with the state ``execute_async`` reads, not connected."""
-    made = Session.__new__(Session)
-    made.log = []
-    made.client_protocol_handler = "handler"
-    made._request_init_callbacks = []
-
-    def create(*args):
-        made.log.append(("create", args))
-        if creation_fails:
-            raise ValueError("cannot bind")
-        return Future(made.log, fails)
-
-    made._create_response_future = create
+    made = scripted_session(fails, "raise" if creation_fails else "future")
     for listener in listeners:
         made.add_request_init_listener(listener)
     return made

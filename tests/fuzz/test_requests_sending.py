@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pyfactories.futures import _futures
 from pyfactories.futures import _futures_py
+from tests.futures.sessions import scripted_session
 from tests.fuzz.conftest import fuzz
 
 MODULES = {"compiled": _futures, "twin": _futures_py}
@@ -127,30 +128,11 @@ def test_requests_borrow_connection_as_the_pools(case):
 
 # A session's execute_async ----------------------------------------------------------------------
 
-class Future:
-    def __init__(self, log, send):
-        self.log, self.send = log, send
-
-    def send_request(self):
-        self.log.append(("send_request", self._protocol_handler))
-        if self.send == "raise":
-            raise RuntimeError("no host")
-
-
 listener_kinds = st.lists(st.sampled_from(["plain", "adds", "removes", "raises", "args"]), max_size=4)
 
 
 def _session(kinds, send, created):
-    made = Session.__new__(Session)
-    made.log = []
-    made.client_protocol_handler = "handler"
-    made._request_init_callbacks = []
-
-    def create(*args):
-        made.log.append(("create", args))
-        if created == "raise":
-            raise ValueError("cannot bind")
-        return Future(made.log, send) if created == "future" else object()
+    made = scripted_session(send == "raise", created)
 
     def listener(kind):
         def listen(future, *args, **kwargs):
@@ -163,7 +145,6 @@ def _session(kinds, send, created):
                 raise KeyError("listener")
         return listen
 
-    made._create_response_future = create
     for kind in kinds:
         if kind == "args":
             made.add_request_init_listener(listener(kind), 1, k=2)
