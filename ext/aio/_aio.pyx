@@ -22,6 +22,7 @@ WAKER_ATTRIBUTE = "_pyfactories_waker"
 AWAITER_ATTRIBUTE = "_pyfactories_awaiter"
 _wakers = weakref.WeakKeyDictionary()
 cdef object _weakref = weakref.ref
+cdef object _ReferenceType = weakref.ReferenceType
 cdef object _NOTHING = _NOT_SET
 cdef object _LockType = type(allocate_lock())
 
@@ -109,22 +110,50 @@ cdef class Awaiter:
 
     cdef public object waiters
 
-    def on_result(self, rows):
-        self._wake(rows, False)
+    def on_result(self, rows, source):
+        self._wake(_future_of(source), rows, False)
 
-    def on_error(self, exc):
-        self._wake(exc, True)
+    def on_error(self, exc, source):
+        self._wake(_future_of(source), exc, True)
 
-    def wake(self, value, failed):
-        self._wake(value, bool(failed))
+    def wake(self, future, value, failed):
+        self._wake(future, value, bool(failed))
 
-    cdef _wake(self, value, bint failed):
-        waiters = self.waiters
+    cdef _wake(self, future, value, bint failed):
+        if self.waiters is None or future is None:  # no task awaits it (one that comes finds the outcome)
+            return
+        lock = future._callback_lock
+        if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+            lock.acquire()
+            try:
+                waiters = self._take(future, value, failed)
+            finally:
+                lock.release()
+        else:
+            with lock:
+                waiters = self._take(future, value, failed)
         if waiters is None:
             return
-        self.waiters = None
         for waker, waiter in waiters:
             (<Waker?>waker)._post(waiter, value, failed)
+
+    cdef object _take(self, future, value, bint failed):
+        """In the future's lock: the waiters, taken, if ``value`` is still the future's outcome."""
+        current = future._final_exception if failed else future._final_result
+        if current is not value:
+            return None
+        waiters = self.waiters
+        self.waiters = None  # the next page's awaits add their own
+        return waiters
+
+
+cdef inline object _future_of(source):
+    return source() if type(source) is _ReferenceType else source
+
+
+def future_of(source):
+    """``pyfactories.aio._aio_py.future_of``."""
+    return _future_of(source)
 
 
 cdef set _waking_themselves = set()
@@ -159,16 +188,16 @@ cdef Awaiter _kept_awaiter(future):
         return <Awaiter?>(<tuple?>entry)[1]
     awaiter = Awaiter()
     try:
-        ref = _weakref(future, partial(_forget, key))
+        ref = source = _weakref(future, partial(_forget, key))
     except TypeError:  # a future that takes no weak reference: an awaiter for this await only
-        pass
+        source = future
     else:
         entry = _kept_awaiters.setdefault(key, (ref, awaiter))
         if (<tuple?>entry)[1] is not awaiter:
             if (<tuple?>entry)[0]() is future:
                 return <Awaiter?>(<tuple?>entry)[1]
             _kept_awaiters[key] = (ref, awaiter)
-    future.add_callbacks(awaiter.on_result, awaiter.on_error)
+    future.add_callbacks(awaiter.on_result, awaiter.on_error, callback_args=(source,), errback_args=(source,))
     return awaiter
 
 

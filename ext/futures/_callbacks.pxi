@@ -139,7 +139,7 @@ cdef inline void _wake(awaiter, future, response, bint failed) except *:
     if awaiter is None:  # no task awaits it
         return
     try:
-        awaiter.wake(response, failed)
+        awaiter.wake(future, response, failed)
     except Exception:  # the callbacks still run
         log.exception("could not wake the tasks awaiting %r", future)
 

@@ -12,8 +12,9 @@ wake the loop once, and :meth:`Waker.drain` finishes all of them on the loop.
   :meth:`~Waker.drain` on the loop. The compiled twin takes the queue by swapping lists; this one
   is a ``deque`` (its ``append`` and ``popleft`` are atomic: no queued request can be missed).
 * :class:`Awaiter`: one per request future, registered once as its callback and errback (unless the
-  future wakes it itself: :func:`wakes_itself`, then kept in the future's field); holds the asyncio futures of the tasks awaiting the
-  request (the current page) and posts the answer to their wakers.
+  future wakes it itself: :func:`wakes_itself`, then kept in the future's field); holds the asyncio
+  futures of the tasks awaiting the request (the current page) and posts the answer to their wakers,
+  only while that answer is still the future's outcome.
 * :func:`result_of`: the iterator ``__await__`` returns: the driver's ``ResultSet`` (of
   ``result_class``) or the driver's exception. A cancelled await (:func:`abandon`) drops its asyncio
   future and, when no other task awaits the request, has :func:`time_out_now` end the request on the
@@ -114,27 +115,45 @@ def waker_for(loop: Any) -> Waker:
 class Awaiter:
     """A request future's callback and errback: posts its answer to the tasks awaiting it.
 
-    ``waiters``: ``(waker, asyncio future)`` pairs, or None; replaced, never changed in place (the
-    thread finishing the request reads it without the future's lock)."""
+    ``waiters``: ``(waker, asyncio future)`` pairs, or None; changed only in the future's lock.
+
+    The driver calls a future's callbacks after it has let the future's lock go. By then the task may
+    have been woken by an earlier call (or found the answer itself), read the page and asked for the next
+    one: a late call with the page before would give the next page's awaiters the wrong rows. So the
+    waiters are taken only in the future's lock, and only while ``value`` is still the future's outcome:
+    the call of a page that is no longer current wakes no one (its successor's own call does)."""
 
     __slots__ = ("waiters",)
 
     def __init__(self) -> None:
         self.waiters: tuple | None = None
 
-    def on_result(self, rows: Any) -> None:
-        self.wake(rows, False)
+    def on_result(self, rows: Any, source: Any) -> None:
+        self.wake(future_of(source), rows, False)
 
-    def on_error(self, exc: Any) -> None:
-        self.wake(exc, True)
+    def on_error(self, exc: Any, source: Any) -> None:
+        self.wake(future_of(source), exc, True)
 
-    def wake(self, value: Any, failed: bool) -> None:
-        waiters = self.waiters
+    def wake(self, future: Any, value: Any, failed: bool) -> None:
+        """``future`` has finished with ``value`` (its exception if ``failed``): its awaiting tasks get
+        it, if it is still the future's outcome."""
+        if self.waiters is None or future is None:  # no task awaits it (one that comes finds the outcome)
+            return
+        with future._callback_lock:
+            current = future._final_exception if failed else future._final_result
+            if current is not value:
+                return
+            waiters, self.waiters = self.waiters, None  # the next page's awaits add their own
         if waiters is None:
             return
-        self.waiters = None  # the next page's awaits add their own
         for waker, waiter in waiters:
             waker.post(waiter, value, failed)
+
+
+def future_of(source: Any) -> Any:
+    """The future a kept awaiter's callback was registered with: ``source`` is a weak reference to it
+    (or the future itself, for one that takes none)."""
+    return source() if type(source) is weakref.ReferenceType else source
 
 
 #: future classes that wake their awaiter themselves when they finish (``pyfactories.futures``'
@@ -177,16 +196,17 @@ def _kept_awaiter(future: Any) -> Awaiter:
         return entry[1]
     awaiter = Awaiter()
     try:
-        ref = weakref.ref(future, partial(_forget, key))
+        ref = source = weakref.ref(future, partial(_forget, key))
     except TypeError:  # a future that takes no weak reference: an awaiter for this await only
-        ref = None
+        source = future
     else:
         entry = _kept.setdefault(key, (ref, awaiter))  # one winner when two loops' threads ask at once
         if entry[1] is not awaiter:
             if entry[0]() is future:
                 return entry[1]
             _kept[key] = (ref, awaiter)  # the entry of a future gone whose callback has not run yet
-    future.add_callbacks(awaiter.on_result, awaiter.on_error)  # (on a finished future, both run now: no one waits)
+    # (on a finished future, both run now: no one waits)
+    future.add_callbacks(awaiter.on_result, awaiter.on_error, callback_args=(source,), errback_args=(source,))
     return awaiter
 
 

@@ -101,7 +101,7 @@ def wake_awaiter(future: Any, response: Any, failed: bool) -> None:
     awaiter = getattr(future, AWAITER_ATTRIBUTE, None)
     if awaiter is not None:
         try:
-            awaiter.wake(response, failed)
+            awaiter.wake(future, response, failed)
         except Exception:
             log.exception("could not wake the tasks awaiting %r", future)
 

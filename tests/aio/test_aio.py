@@ -157,13 +157,15 @@ def test_a_loop_that_takes_no_attributes_gets_one_waker(spec, loop):
 
 
 def test_a_lying_waiter_list_raises_instead_of_crashing(spec):
+    future, rows, failure = request_future(), [], ValueError()
+    future._final_result, future._final_exception = rows, failure
     awaiter = spec.Awaiter()
     awaiter.waiters = ((object(), object()),)
     with pytest.raises((TypeError, AttributeError)):
-        awaiter.on_result([])
+        awaiter.on_result(rows, weakref.ref(future))
     awaiter.waiters = 42
     with pytest.raises(TypeError):
-        awaiter.on_error(ValueError())
+        awaiter.on_error(failure, future)
 
 
 # Awaiting the driver's future ------------------------------------------------------------------
@@ -293,6 +295,44 @@ def test_a_kept_awaiter_is_forgotten_only_by_its_own_future(spec):
     del future, awaiter, entry
     gc.collect()
     assert key not in spec._kept
+
+
+@pytest.mark.parametrize("kind", ["driver's", "lean"])
+def test_a_late_wake_of_a_page_gives_the_next_pages_awaiter_nothing(spec, loop, kind):
+    """The driver calls a future's callbacks (and a lean future wakes its awaiter) after it has let the
+    future's lock go. A task that meanwhile read that page itself and asked for the next one is woken by the
+    next page, never by the late call with the page it has already read (rows given twice)."""
+    from pyfactories import futures
+
+    if kind == "lean":
+        spec.wakes_itself(futures.LeanResponseFuture)
+    future = lean_future() if kind == "lean" else request_future()
+    following = {}
+
+    class Window(threading.Event):
+        """The future's event: set after the outcome is stored and the lock let go, before any wake."""
+
+        def set(self):
+            super().set()
+            if not following:  # the task reads the page and asks for the next (``start_fetching_next_page``)
+                future._final_result, future._event = pyfactories_not_set(), threading.Event()
+                following["await"] = awaited = spec.result_of(future, aio.AsyncResultSet)
+                following["waiter"] = awaited.send(None)  # the next page's await, its waiter registered
+
+    async def main():
+        first = asyncio.ensure_future(awaiting(spec, future))
+        await asyncio.sleep(0.01)
+        future._set_final_result([(1,)])  # page 1, awaited: the awaiter exists from now on
+        assert list(await asyncio.wait_for(first, SETTLE_S)) == [(1,)]
+        future._final_result, future._event = pyfactories_not_set(), Window()
+        future._set_final_result([(2,)])  # page 2, read by the task in the window
+        waiter = following["waiter"]
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        future._set_final_result([(3,)])  # page 3
+        return await asyncio.wait_for(waiter, SETTLE_S)
+
+    assert loop.run_until_complete(main()) == [(3,)]
 
 
 def pyfactories_not_set():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 from functools import partial
 
 from cassandra.cluster import _NOT_SET, ResponseFuture
@@ -120,7 +121,10 @@ def test_aio_awaiter_with_any_waiters_as_its_twin(spec, value, failed):
             awaiter = module.Awaiter()
             awaiter.waiters = made = waiters_of(module, loop, spec)
             try:
-                awaiter.wake(make(value), failed)
+                made_value = make(value)
+                future = types.SimpleNamespace(_callback_lock=threading.Lock(), _final_result=made_value,
+                                               _final_exception=made_value)
+                awaiter.wake(future, made_value, failed)
                 outcome = "woken"
             except Exception:  # the kind may differ (a C cast's TypeError, Python's AttributeError)
                 outcome = "raised"

@@ -85,9 +85,10 @@ def _built(create, *args, **kwargs):
     state = {k: v for k, v in attributes(future).items() if k not in VOLATILE}
     message = vars(future.message).copy()
     message.pop("timestamp", None)
-    if "tablet_version_block" in message:  # scylla-driver's: random for a key whose tablet it does not know
+    if "tablet_version_block" in message:  # scylla-driver's: random (0 too) for a key whose tablet it does not know
         block = message["tablet_version_block"]
-        message["tablet_version_block"] = block if block == 0 else ("a random block", 0 < block <= 0xFF)
+        routed = getattr(future.query, "routing_key", None) is not None
+        message["tablet_version_block"] = ("a random block", 0 <= block <= 0xFF) if routed else block
     query = state.pop("query")
     state["query"] = (type(query), {k: v for k, v in vars(query).items() if k != "_routing_key"}
                       if not isinstance(query, BatchStatement) else len(query._statements_and_parameters))
