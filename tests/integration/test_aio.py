@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import sys
 import time
 import warnings
 
@@ -247,6 +248,27 @@ def test_paging_does_not_block_the_loop(ours, run):
 
     count, ticks = run(main())
     assert count == ROWS and ticks >= ROWS // 3  # the loop ran while each page was on its way
+
+
+def test_tasks_paging_at_once_each_get_every_row_once(ours, run):
+    """Many tasks page at once, so a page's answer often reaches its task before the driver has called the
+    future's callbacks: every task still gets every row once, in order (a late wake never finishes the
+    next page's await)."""
+    statement = SimpleStatement(SELECT_ALL, fetch_size=7)
+
+    async def main():
+        async def keys():
+            return [row.c async for row in await ours.execute_async(statement)]
+
+        return await asyncio.gather(*(keys() for _ in range(20)))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns often: the window between outcome and wake is met
+    try:
+        got = run(main())
+    finally:
+        sys.setswitchinterval(interval)
+    assert got == [list(range(ROWS))] * 20
 
 
 def finished_once(response_futures):
