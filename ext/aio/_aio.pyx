@@ -122,6 +122,8 @@ cdef class Awaiter:
     cdef _wake(self, future, value, bint failed):
         if self.waiters is None or future is None:  # no task awaits it (one that comes finds the outcome)
             return
+        if (value is None) if failed else (value is _NOTHING):  # no outcome: the driver's ``add_callback``
+            return  # reads it after its lock, and a next page may have been asked for in between
         lock = future._callback_lock
         if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
             lock.acquire()

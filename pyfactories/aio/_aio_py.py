@@ -139,6 +139,8 @@ class Awaiter:
         it, if it is still the future's outcome."""
         if self.waiters is None or future is None:  # no task awaits it (one that comes finds the outcome)
             return
+        if (value is None) if failed else (value is _NOT_SET):  # no outcome: the driver's ``add_callback``
+            return  # reads it after its lock, and a next page may have been asked for in between
         with future._callback_lock:
             current = future._final_exception if failed else future._final_result
             if current is not value:

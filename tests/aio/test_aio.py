@@ -340,6 +340,26 @@ def test_a_late_wake_of_a_page_gives_the_next_pages_awaiter_nothing(spec, loop, 
     assert loop.run_until_complete(main()) == [(3,)]
 
 
+def test_a_wake_without_an_outcome_finishes_no_await(spec, loop):
+    """The driver's ``add_callback`` on a finished future reads the outcome again after its lock: if the
+    next page was asked for in between, the awaiter is handed "no result" (or no exception), and the
+    tasks awaiting that next page keep waiting for it."""
+    future = request_future()
+
+    async def main():
+        task = asyncio.ensure_future(awaiting(spec, future))
+        await asyncio.sleep(0.01)
+        awaiter = spec.awaiter_of(future)
+        awaiter.on_result(pyfactories_not_set(), weakref.ref(future))
+        awaiter.on_error(None, weakref.ref(future))
+        await asyncio.sleep(0.01)
+        assert not task.done()
+        future._set_final_result([(4,)])
+        return await asyncio.wait_for(task, SETTLE_S)
+
+    assert list(loop.run_until_complete(main())) == [(4,)]
+
+
 def pyfactories_not_set():
     from cassandra.cluster import _NOT_SET
     return _NOT_SET
