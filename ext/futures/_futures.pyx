@@ -11,7 +11,7 @@ again before blocking; each woken waiter releases the lock for the next one.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from cpython.time cimport time as _now
 
 from as_imported cimport found_on as _found_on, steps as _steps, unchanged as _unchanged
@@ -22,6 +22,7 @@ cdef extern from "Python.h":
 
 import logging
 import threading
+from importlib import import_module as _import_module
 
 from _thread import allocate_lock
 
@@ -33,7 +34,7 @@ from cassandra.cluster import (
 from cassandra import metadata as _metadata
 from cassandra.connection import Connection as _Connection, ConnectionBusy, ConnectionException
 from collections import deque
-from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
+from cassandra.metadata import MAX_LONG, MIN_LONG, HashToken, Metadata, Murmur3Token, TokenMap
 from cassandra.pool import HostConnection, NoConnectionsAvailable
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
@@ -176,127 +177,7 @@ query = scylla_query if _SCYLLA else cassandra_query
 set_result = scylla_set_result if _SCYLLA else cassandra_set_result
 
 
-cdef tuple _BORROW_STEPS = _steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
-cdef object _BORROW = _drivers_own(HostConnection.__dict__.get("borrow_connection"))
-cdef object _GET_CONNECTION = _drivers_own(HostConnection.__dict__.get("_get_connection"))
-cdef object _GET_REQUEST_ID = _drivers_own(_Connection.__dict__.get("get_request_id"))
-cdef object _deque = deque
-
-
-cdef object _borrow(pool):
-    """``pyfactories.futures._futures_py.borrow_connection``."""
-    if _SCYLLA or not (type(pool) is HostConnection and _unchanged(_BORROW_STEPS)
-                       and _bound_as(pool, "borrow_connection", _BORROW)
-                       and _bound_as(pool, "_get_connection", _GET_CONNECTION)) or pool.is_shutdown:
-        return pool.borrow_connection(2.0)
-    conn = pool._connection
-    if not conn or conn.orphaned_threshold_reached:
-        return pool.borrow_connection(2.0)
-    lock = conn.lock
-    if ((type(lock) is not _RLockType and type(lock) is not _LockType)  # (the driver's: an RLock)
-            or _found_on(type(conn), "get_request_id") is not <PyObject*>_GET_REQUEST_ID
-            or not _bound_as(conn, "get_request_id", _GET_REQUEST_ID)):
-        return pool.borrow_connection(2.0)
-    lock.acquire()
-    try:
-        if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
-            conn.in_flight += 1
-            return conn, _request_id(conn)
-    finally:
-        lock.release()
-    return pool.borrow_connection(2.0)
-
-
-cdef object _request_id(conn):
-    """``pyfactories.futures._futures_py.request_id``."""
-    ids = conn.request_ids
-    if type(ids) is _deque and ids:
-        return ids.popleft()
-    try:
-        return ids.popleft()
-    except IndexError:
-        new_request_id = conn.highest_request_id + 1
-        assert new_request_id <= conn.max_request_id
-        conn.highest_request_id = new_request_id
-        return new_request_id
-
-
-def borrow_connection(pool):
-    """``pyfactories.futures._futures_py.borrow_connection``."""
-    return _borrow(pool)
-
-
-def request_id(conn):
-    """``pyfactories.futures._futures_py.request_id``."""
-    return _request_id(conn)
-
-
-cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
-
-
-cdef inline bint _bound_as(obj, str name, fn) except -1:
-    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
-    it). Asked through the generic lookup, which reads an object's attributes without making its
-    ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
-    return _is_bound(getattr(obj, name, None), obj, fn)
-
-
-cdef inline bint _is_bound(method, obj, fn) noexcept:
-    """Whether ``method`` is ``fn`` bound to ``obj``."""
-    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
-            and PyMethod_GET_SELF(method) is <PyObject*>obj)
-
-
-cdef object _drivers_own(fn):
-    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
-    before this module was imported); otherwise something no lookup finds, so the fast path is never taken."""
-    module = getattr(fn, "__module__", None)
-    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
-        return fn
-    return object()
-
-
-cdef object _RETURN = _drivers_own(HostConnection.__dict__.get("return_connection"))
-
-
-cdef _return_connection(pool, connection):
-    # the driver's pool, its method as imported and not replaced on the pool: its steps, here
-    condition = (pool._stream_available_condition if type(pool) is HostConnection and _unchanged(_RETURN_STEPS)
-                 and _bound_as(pool, "return_connection", _RETURN) else None)
-    if type(condition) is not _Condition:
-        pool.return_connection(connection)
-        return
-    lock = connection.lock
-    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
-        lock.acquire()
-        try:
-            connection.in_flight -= 1
-        finally:
-            lock.release()
-    else:
-        with lock:
-            connection.in_flight -= 1
-    lock = condition._lock  # what ``with condition`` takes
-    if type(lock) is _RLockType or type(lock) is _LockType:
-        lock.acquire()
-        try:
-            if condition._waiters:
-                condition.notify()
-        finally:
-            lock.release()
-    else:
-        with lock:
-            if condition._waiters:
-                condition.notify()
-    if connection.is_defunct or connection.is_closed or connection in pool._trash:
-        pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
-
-
-def return_connection(pool, connection):
-    """``pyfactories.futures._futures_py.return_connection``."""
-    _return_connection(pool, connection)
-
-
+include "_pools.pxi"
 include "_plans.pxi"
 
 

@@ -32,7 +32,8 @@ _PYFACTORIES_CONNECTION = [
     ("pyfactories/connection/_writes_py.py", (), "socket"),
     # the leaner futures (pyfactories.futures): taking an answer and finishing is dispatch, the rest
     # (building, planning, sending, adding callbacks) the request path
-    ("pyfactories/futures/_futures_py.py", ("cassandra_set_result", "return_connection"), "dispatch"),
+    ("pyfactories/futures/_futures_py.py", ("cassandra_set_result",), "dispatch"),
+    ("pyfactories/futures/_pools_py.py", ("return_connection",), "dispatch"),
     ("pyfactories/futures/_scylla_py.py", ("set_result",), "dispatch"),
     ("pyfactories/futures/_callbacks_py.py", ("set_final_result", "set_final_exception", "_finish", "take_answer"),
      "dispatch"),

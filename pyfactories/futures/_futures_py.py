@@ -47,8 +47,6 @@ from cassandra.cluster import (
     _ConfigMode,
 )
 from cassandra.auth import _proxy_execute_key
-from cassandra.connection import Connection
-from cassandra.pool import HostConnection
 from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
 from cassandra.protocol import ExecuteMessage, QueryMessage
 from cassandra.query import (
@@ -62,10 +60,12 @@ from cassandra.query import (
 from cassandra import ProtocolVersion
 
 from . import _callbacks_py, _concurrent_py, _plans_py, _scylla_py
+from ._pools_py import borrow_connection, return_connection
 
 # the plans' part of this twin, under the names the compiled module has
 distance, get_replicas, token_aware_plan = _plans_py.distance, _plans_py.get_replicas, _plans_py.token_aware_plan
 murmur3 = _plans_py.murmur3
+drivers_own = _plans_py.drivers_own
 query_plan, timestamp = _plans_py.query_plan, _plans_py.timestamp
 ListResults, result_set, result = _concurrent_py.ListResults, _concurrent_py.result_set, _concurrent_py.result
 QUEUED = _concurrent_py.QUEUED
@@ -166,69 +166,6 @@ def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, res
     except Exception as exc:
         log.exception("Unexpected exception while handling result in ResponseFuture:")
         future._set_final_exception(exc)
-
-
-#: the pool's methods :func:`borrow_connection` follows, and the connection's: replaced on the class or the
-#: object, they are called
-_BORROW_STEPS = _plans_py._steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
-
-
-drivers_own, bound_as = _plans_py.drivers_own, _plans_py.bound_as
-_BORROW = drivers_own(vars(HostConnection).get("borrow_connection"))
-_GET_CONNECTION = drivers_own(vars(HostConnection).get("_get_connection"))
-_GET_REQUEST_ID = drivers_own(vars(Connection).get("get_request_id"))
-
-
-def borrow_connection(pool: Any) -> tuple:
-    """``pool.borrow_connection(2.0)``: ``(connection, request id)``. For cassandra-driver's ``HostConnection``
-    whose connection has a stream free, its first turn (in the connection's lock) without its clock; a
-    pool shut down, without a connection, replacing it or without a free stream is the driver's method's."""
-    ours = (not SCYLLA and type(pool) is HostConnection and _plans_py._unchanged(_BORROW_STEPS)
-            and bound_as(pool, "borrow_connection", _BORROW) and bound_as(pool, "_get_connection", _GET_CONNECTION))
-    conn = pool._connection if ours and not pool.is_shutdown else None
-    if (not conn or conn.orphaned_threshold_reached
-            or _plans_py._type_lookup(type(conn), "get_request_id") is not _GET_REQUEST_ID
-            or not bound_as(conn, "get_request_id", _GET_REQUEST_ID)):
-        return pool.borrow_connection(2.0)
-    with conn.lock:
-        if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
-            conn.in_flight += 1
-            return conn, request_id(conn)
-    return pool.borrow_connection(2.0)
-
-
-def request_id(conn: Any) -> Any:
-    """``Connection.get_request_id()`` (in the connection's lock)."""
-    try:
-        return conn.request_ids.popleft()
-    except IndexError:
-        new_request_id = conn.highest_request_id + 1
-        assert new_request_id <= conn.max_request_id  # (as the driver's: its in-flight count guarantees it)
-        conn.highest_request_id = new_request_id
-        return new_request_id
-
-
-#: the pool's method :func:`return_connection` follows: replaced on the class or the pool, it is called
-_RETURN_STEPS = _plans_py._steps(((HostConnection, "return_connection"),))
-_RETURN = drivers_own(vars(HostConnection).get("return_connection"))
-
-
-def return_connection(pool: Any, connection: Any) -> None:
-    """``pool.return_connection(connection)``; for the driver's ``HostConnection``, a thread waiting for
-    a stream is woken only if there is one (in the pool's lock, as the driver's ``notify``)."""
-    ours = (type(pool) is HostConnection and _plans_py._unchanged(_RETURN_STEPS)
-            and bound_as(pool, "return_connection", _RETURN))
-    condition = pool._stream_available_condition if ours else None
-    if type(condition) is not threading.Condition:
-        pool.return_connection(connection)
-        return
-    with connection.lock:
-        connection.in_flight -= 1
-    with condition:
-        if condition._waiters:
-            condition.notify()
-    if connection.is_defunct or connection.is_closed or connection in pool._trash:
-        pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
 
 
 def init_future(future: Any, session: Any, message: Any, query: Any, timeout: Any, prepared_statement: Any,
@@ -437,3 +374,4 @@ query = _scylla_py.query if SCYLLA else cassandra_query
 set_result = _scylla_py.set_result if SCYLLA else cassandra_set_result
 #: scylla-driver's ``ResponseFuture._make_query_plan`` (its token-aware policy's plan followed)
 scylla_plan = _scylla_py.plan
+scylla_routing = _scylla_py.routing

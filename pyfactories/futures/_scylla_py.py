@@ -43,6 +43,7 @@ from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ExecuteMessag
 from .. import _support
 from ._callbacks_py import ABORTABLE, Completion, log, not_sent, pool_for, take_answer
 from ._plans_py import _steps, _unchanged, distance, get_replicas
+from ._pools_py import lend_unsharded, return_connection
 
 try:  # scylla-driver's tablets (cassandra-driver has none)
     from cassandra.tablets import Tablets
@@ -175,15 +176,19 @@ def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
     sent = False
     try:
         statement = future.query
-        if not statement:
+        if statement:  # read as the driver reads them to choose a shard, whether it chooses one or not
+            routing_key, keyspace, table = statement.routing_key, statement.keyspace, statement.table
+        lent = lend_unsharded(pool)
+        if lent is not None:
+            connection, request_id = lent
+        elif not statement:
             connection, request_id = pool.borrow_connection(timeout=2.0)
         elif TABLET_VERSIONS:
-            connection, request_id = pool.borrow_connection(
-                timeout=2.0, routing_key=statement.routing_key, keyspace=statement.keyspace, table=statement.table,
-                routing_token=future._routing_token)
+            connection, request_id = pool.borrow_connection(timeout=2.0, routing_key=routing_key, keyspace=keyspace,
+                                                            table=table, routing_token=future._routing_token)
         else:
-            connection, request_id = pool.borrow_connection(
-                timeout=2.0, routing_key=statement.routing_key, keyspace=statement.keyspace, table=statement.table)
+            connection, request_id = pool.borrow_connection(timeout=2.0, routing_key=routing_key, keyspace=keyspace,
+                                                            table=table)
         future._connection = connection
         if TABLET_VERSIONS:
             result_meta = future._bound_result_metadata
@@ -219,7 +224,7 @@ def set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any
     try:
         future.coordinator_host = host
         if pool and not pool.is_shutdown:
-            pool.return_connection(connection)
+            return_connection(pool, connection)
         take_answer(future, response, kind)
     except Exception as exc:
         log.exception("Unexpected exception while handling result in ResponseFuture:")

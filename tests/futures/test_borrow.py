@@ -15,25 +15,14 @@ from cassandra.pool import HostConnection, NoConnectionsAvailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .pools import books, connection
+
 MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
 
 
 @pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
 def spec(request):
     return importlib.import_module(MODULES[request.param])
-
-
-def connection(in_flight=0, max_request_id=127, free_ids=(), highest=-1, closed=False, orphaned=False,
-               cls=Connection):
-    """A driver connection (its class's ``get_request_id``), in the state borrowing reads, not connected."""
-    conn = cls.__new__(cls)
-    conn.lock = threading.RLock()  # (the driver's)
-    conn.in_flight, conn.max_request_id = in_flight, max_request_id
-    conn.request_ids = collections.deque(free_ids)
-    conn.highest_request_id = highest
-    conn.is_closed = closed
-    conn.orphaned_threshold_reached = orphaned
-    return conn
 
 
 class Submits:
@@ -57,10 +46,6 @@ def pool(conn, shut_down=False):
     made._is_replacing = False
     made._session = Submits()
     return made
-
-
-def books(conn):
-    return conn.in_flight, list(conn.request_ids), conn.highest_request_id
 
 
 @settings(max_examples=200, deadline=None)

@@ -640,6 +640,14 @@ def test_query_messages_as_the_drivers(spec, args):
     assert list(vars(ours)) == list(vars(theirs))
 
 
+def test_the_compiled_module_knows_how_the_drivers_messages_are_laid_out():
+    """On every tested release both messages are built without their class call (the tests above then
+    check that the result is the class's); a driver whose ``__init__`` lays them out otherwise gets its class."""
+    from pyfactories.futures import _futures
+
+    assert _futures.MESSAGES_LAID_OUT is True
+
+
 def test_a_replaced_message_init_is_called(spec, monkeypatch):
     from cassandra.protocol import ExecuteMessage, QueryMessage
 

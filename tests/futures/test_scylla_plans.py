@@ -107,3 +107,99 @@ def test_a_policy_whose_plan_is_replaced_plans_its_own(spec):
                          "position": 0, "recording": False})
     policy.make_query_plan = lambda working_keyspace=None, query=None: ["mine", working_keyspace]
     assert list(spec.scylla_plan(policy, "ks", None, None)) == ["mine", "ks"]
+
+
+class Cluster:
+    def __init__(self, metadata):
+        self.metadata = metadata
+
+
+class Session:
+    def __init__(self, metadata):
+        self.cluster = Cluster(metadata)
+
+
+@settings(max_examples=300)
+@given(key=st.one_of(st.none(), st.binary(max_size=40)), token_map=st.sampled_from(["built", "none"]),
+       partitioner=st.sampled_from(["org.apache.cassandra.dht.Murmur3Partitioner", None]))
+def test_a_requests_routing_token_is_the_drivers(spec, key, token_map, partitioner):
+    """The routing key and the token scylla-driver computes once per request (``from_key`` of the token
+    map's class): the same type and value, nothing else on the token."""
+    _, metadata = _policy({"hosts": [("dc1", True)], "local_dc": "dc1", "remote": 0, "tokens": [0],
+                           "replicas": [[0]] * 6, "tablets": "none", "token map": token_map, "shuffle": False,
+                           "position": 0, "recording": False})
+    metadata.partitioner = partitioner
+    statement = Statement("ks", key, "t", False, ConsistencyLevel.ONE)
+    routed = []
+    for routing in (spec.scylla_routing, _drivers_routing):
+        try:
+            routing_key, token = routing(Session(metadata), statement)
+        except AttributeError as exc:  # (the driver's check of a partitioner not named yet)
+            routed.append(repr(exc))
+            continue
+        routed.append((routing_key, type(token), vars(token) if token is not None else None))
+    assert routed[0] == routed[1]
+
+
+def _drivers_routing(session, query):
+    """What scylla-driver's ``_create_response_future`` computes."""
+    routing_key, token = query.routing_key, None
+    if routing_key is not None:
+        metadata = session.cluster.metadata
+        if metadata.token_map is not None and metadata.can_support_partitioner():
+            token = metadata.token_map.token_class.from_key(routing_key)
+    return routing_key, token
+
+
+def test_a_token_class_changed_makes_its_own_tokens(spec, monkeypatch):
+    _, metadata = _policy({"hosts": [("dc1", True)], "local_dc": "dc1", "remote": 0, "tokens": [0],
+                           "replicas": [[0]] * 6, "tablets": "none", "token map": "built", "shuffle": False,
+                           "position": 0, "recording": False})
+    metadata.partitioner = "org.apache.cassandra.dht.Murmur3Partitioner"
+    statement = Statement("ks", b"key", "t", False, ConsistencyLevel.ONE)
+    drivers = spec.scylla_routing(Session(metadata), statement)[1]
+    from cassandra.metadata import HashToken
+
+    def init(self, token):
+        self.value, self.seen = token, True
+
+    monkeypatch.setattr(HashToken, "__init__", init)
+    token = spec.scylla_routing(Session(metadata), statement)[1]
+    assert token.seen and token.value == drivers.value
+    monkeypatch.undo()
+    metadata.can_support_partitioner = lambda: False
+    assert spec.scylla_routing(Session(metadata), statement)[1] is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from([None, b"key"]), keyspace=st.sampled_from([None, "", "ks"]),
+       working=st.sampled_from([None, "ks"]), table=st.sampled_from([None, "t", "u"]),
+       token=st.sampled_from([None, 5, MAX_LONG]), tablets=st.sampled_from(["none", "empty", "versioned", "unversioned"]),
+       seed=st.integers(0, 5))
+def test_a_requests_tablet_version_block_is_the_drivers(key, keyspace, working, table, token, tablets, seed):
+    """The byte scylla-driver 3.29.12 computes for a request (0, its cached tablet's version, or a random
+    byte drawn from ``random`` as the driver draws it) from the compiled steps and the driver's method;
+    3.29.11 has no such byte."""
+    from cassandra.cluster import Session
+
+    from pyfactories.futures import _futures
+    from pyfactories.futures._scylla_py import TABLET_VERSIONS
+
+    if not TABLET_VERSIONS:
+        assert not hasattr(Session, "_compute_tablet_version_block")
+        return
+    session = Session.__new__(Session)
+    session.keyspace = working
+    metadata = Metadata()
+    tablet = Tablet(MIN_LONG, MAX_LONG, [("host", 0)])
+    if tablets == "versioned":
+        tablet.tablet_version = 0x1234
+    metadata._tablets = Tablets({} if tablets == "none" else {("ks", "t"): [] if tablets == "empty" else [tablet]})
+    session.cluster = Cluster(metadata)
+    statement = Statement(keyspace, key, table, False, ConsistencyLevel.ONE)
+    routing_token = None if token is None else Murmur3Token(token)
+    drawn = []
+    for compute in (_futures.tablet_version_block, Session._compute_tablet_version_block):
+        random.seed(seed)
+        drawn.append((compute(session, statement, key, routing_token), random.random()))
+    assert drawn[0] == drawn[1]

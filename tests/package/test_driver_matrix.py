@@ -43,7 +43,7 @@ CONNECTION = ["tests/connection/test_connection.py", "tests/connection/test_disp
 FUTURES = ["tests/futures/test_futures.py", "tests/futures/test_concurrent.py", "tests/futures/test_execute.py",
            "tests/integration/test_futures.py"]
 PLANS = ["tests/futures/test_plans.py", "tests/futures/test_borrow.py"]
-SCYLLA_PLANS = ["tests/futures/test_scylla_plans.py"]
+SCYLLA_PLANS = ["tests/futures/test_scylla_plans.py", "tests/futures/test_scylla_borrow.py"]
 #: Awaiting requests on both loops, against the driver's results through the usual bridge: with the leaner
 #: futures and with the driver's own.
 AIO = ["tests/aio/test_aio.py", "tests/integration/test_aio.py"]

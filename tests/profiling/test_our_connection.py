@@ -242,10 +242,12 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
         f"{head};add_callbacks ({pkg}/futures/_callbacks_py.py:90) 1": "request",
         f"{head};_finish ({pkg}/futures/_callbacks_py.py:60) 1": "dispatch",
         f"{head};Completion.__call__ ({pkg}/futures/_callbacks_py.py:230);cassandra_set_result "
-        f"({pkg}/futures/_futures_py.py:240);return_connection ({pkg}/futures/_futures_py.py:270) 1": "dispatch",
+        f"({pkg}/futures/_futures_py.py:240);return_connection ({pkg}/futures/_pools_py.py:120) 1": "dispatch",
         f"{head};Completion.__call__ ({pkg}/futures/_callbacks_py.py:230);set_result ({pkg}/futures/_scylla_py.py:140);"
         f"take_answer ({pkg}/futures/_callbacks_py.py:250) 1": "dispatch",
         f"thread (2): MainThread;main (/a/b.py:1);cassandra_query ({pkg}/futures/_futures_py.py:190) 1": "request",
+        f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_scylla_py.py:90);"
+        f"lend_unsharded ({pkg}/futures/_pools_py.py:60) 1": "request",
         f"thread (2): MainThread;main (/a/b.py:1);query ({pkg}/futures/_scylla_py.py:90);"
         f"pool_for ({pkg}/futures/_callbacks_py.py:230) 1": "request",
         # awaiting (pyfactories.aio): an answer handed to the loop, and finished there, is dispatch
