@@ -177,6 +177,7 @@ query = scylla_query if _SCYLLA else cassandra_query
 set_result = scylla_set_result if _SCYLLA else cassandra_set_result
 
 
+include "_random.pxi"
 include "_pools.pxi"
 include "_plans.pxi"
 

@@ -198,7 +198,7 @@ cdef class TokenAwarePlan:
             return
         replicas = _get_replicas(policy._cluster_metadata, self.keyspace, routing_key)
         if policy.shuffle_replicas:
-            shuffle(replicas)
+            _shuffle(replicas)
         self.replicas = replicas
         self.replica_iter = iter(replicas)
         self.state = REPLICAS
@@ -274,7 +274,7 @@ cdef class ScyllaTokenAwarePlan(TokenAwarePlan):
             return
         replicas = _get_replicas(metadata, self.keyspace, routing_key)
         if policy.shuffle_replicas and not query.is_lwt() and not (_TABLET_VERSIONS and _serial(query.consistency_level)):
-            shuffle(replicas)
+            _shuffle(replicas)
         self.replicas = self.hosts = replicas
         self.order = 0
         self.replica_iter = iter(replicas)

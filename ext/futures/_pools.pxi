@@ -71,7 +71,7 @@ cdef object _lend_unsharded(pool):
         for conn in active:
             if not conn.in_flight < conn.max_request_id:
                 return None  # the driver's draw, which may find a connection without a free stream (its wait)
-        conn = _pool_module.random.choice(active)
+        conn = _draw(<list>active)
     lock = conn.lock
     if not _plain_lock(lock) or not _drivers_ids(conn):
         return None

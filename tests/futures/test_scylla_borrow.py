@@ -184,3 +184,34 @@ def test_a_lying_deque_raises_as_the_drivers(spec):
         with pytest.raises(RuntimeError, match="no id for you"):
             borrow(pool({None: conn}))
         assert conn.in_flight == 1 and not conn.lock._is_owned()
+
+
+class Meddling(int):
+    """A stream count whose comparisons run Python code: they empty the pool and close its connections."""
+
+    lender = None
+
+    def __lt__(self, other):
+        lender = Meddling.lender
+        for conn in list(lender._connections.values()):
+            conn.is_closed = True
+        lender._connections.clear()
+        return int(self) < other
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_counts_that_change_the_pool_while_read_lend_nothing_wrong(spec, shards):
+    """Whatever the counts' comparisons do to the pool while it is read, a stream is lent only of a
+    connection that was the pool's, counted once, or nothing is lent."""
+    conns = {shard: connection(free_ids=[shard]) for shard in range(shards)}
+    for conn in conns.values():
+        conn.in_flight = Meddling(0)
+    lender = pool(dict(conns))
+    Meddling.lender = lender
+    try:
+        got = spec.lend_unsharded(lender)
+    finally:
+        Meddling.lender = None
+    if got is not None:
+        assert got[0] in conns.values() and got[0].in_flight == 1 and got[1] == list(conns.values()).index(got[0])
+    assert sum(conn.in_flight for conn in conns.values()) == (0 if got is None else 1)
