@@ -8,8 +8,11 @@
 from pyfactories.futures._scylla_py import TABLET_VERSIONS as _BLOCK_ARGUMENT
 
 cdef object _new_object = object.__new__
-cdef object _EXECUTE_INIT = ExecuteMessage.__init__
-cdef object _QUERY_INIT = QueryMessage.__init__
+# the three __init__ a message's class call runs (a subclass's, then _QueryMessage's through super()), as
+# imported: a wrapper put in the driver's place before, or any of them replaced after, is called
+cdef tuple _INITS = _steps(((ExecuteMessage, "__init__"), (QueryMessage, "__init__"),
+                            (ExecuteMessage.__mro__[1], "__init__")))
+cdef bint _INITS_OWN = all(len(step) == 3 and _drivers_own(step[2]) is step[2] for step in _INITS[1:])
 #: how a line's messages end: with continuous paging options (cassandra-driver) or not (scylla-driver)
 cdef enum Layout:
     NOT_KNOWN, WITH_PAGING_OPTIONS, WITHOUT_PAGING_OPTIONS, WITH_TABLET_BLOCK
@@ -54,8 +57,8 @@ cdef Layout _query_layout():
     return NOT_KNOWN
 
 
-cdef Layout _EXECUTE_LAYOUT = _execute_layout()
-cdef Layout _QUERY_LAYOUT = _query_layout()
+cdef Layout _EXECUTE_LAYOUT = _execute_layout() if _INITS_OWN else NOT_KNOWN
+cdef Layout _QUERY_LAYOUT = _query_layout() if _INITS_OWN else NOT_KNOWN
 #: whether both messages are built here without their class call (False: a driver whose messages this
 #: module does not know, every message then made by its class)
 MESSAGES_LAID_OUT = _EXECUTE_LAYOUT != NOT_KNOWN and _QUERY_LAYOUT != NOT_KNOWN
@@ -78,7 +81,7 @@ cdef object _query_params(msg, query_params, consistency_level, serial_consisten
 
 cdef object _execute_message(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
                              paging_state, timestamp, skip_meta, result_metadata_id, tablet_version_block=None):
-    if _EXECUTE_LAYOUT == NOT_KNOWN or ExecuteMessage.__init__ is not _EXECUTE_INIT:
+    if _EXECUTE_LAYOUT == NOT_KNOWN or not _unchanged(_INITS):
         extra = {"tablet_version_block": tablet_version_block} if _BLOCK_ARGUMENT else {}
         return ExecuteMessage(query_id, query_params, consistency_level, serial_consistency_level, fetch_size,
                               paging_state, timestamp, skip_meta=skip_meta, continuous_paging_options=None,
@@ -94,7 +97,7 @@ cdef object _execute_message(query_id, query_params, consistency_level, serial_c
 
 cdef object _query_message(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
                            keyspace):
-    if _QUERY_LAYOUT == NOT_KNOWN or QueryMessage.__init__ is not _QUERY_INIT:
+    if _QUERY_LAYOUT == NOT_KNOWN or not _unchanged(_INITS):
         return QueryMessage(query, consistency_level, serial_consistency_level, fetch_size, paging_state, timestamp,
                             None, keyspace)
     msg = _new_object(QueryMessage)

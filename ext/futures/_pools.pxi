@@ -68,12 +68,14 @@ cdef object _lend_unsharded(pool):
         active = [conn for conn in list((<dict>connections).values()) if not conn.is_closed]
         if not active:
             return None
-        for conn in active:
-            if not conn.in_flight < conn.max_request_id:
+        for conn in active:  # all checked before the draw: once drawn, no other connection may be lent
+            if not (conn.in_flight < conn.max_request_id and _plain_lock(conn.lock) and _drivers_ids(conn)):
                 return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _draw(<list>active)
+    elif not (_plain_lock(conn.lock) and _drivers_ids(conn)):
+        return None
     lock = conn.lock
-    if not _plain_lock(lock) or not _drivers_ids(conn):
+    if not _plain_lock(lock):  # (read again: a draw may run Python code)
         return None
     lock.acquire()
     try:

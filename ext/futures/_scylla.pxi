@@ -118,7 +118,7 @@ cdef object _tablet_version_block(session, query, routing_key, routing_token):
     while its method is the driver's as imported: for a table without tablets (against Cassandra, every
     table) the random byte is drawn as the driver's function draws it, from the same ``getrandbits``; a
     table with tablets, or a step replaced, is the driver's (its ``get_tablet_for_key`` and functions)."""
-    if not (type(session) is Session and _unchanged(_BLOCK_STEPS)
+    if not (_TABLET_VERSIONS and type(session) is Session and _unchanged(_BLOCK_STEPS)
             and _bound_as(session, "_compute_tablet_version_block", _COMPUTE_BLOCK)):
         return session._compute_tablet_version_block(query, routing_key, routing_token)
     if routing_key is None:
@@ -164,6 +164,7 @@ cdef tuple _scylla_execute_message(session, query, prepared_statement, cl, seria
 def scylla_query(FutureFields future not None, host, message=None, cb=None):
     """``pyfactories.futures._scylla_py.query``."""
     cdef bint sent = False
+    cdef bint stated
     if message is None:
         message = future.message
     future._control_connection_query_attempted = False
@@ -176,12 +177,13 @@ def scylla_query(FutureFields future not None, host, message=None, cb=None):
     request_id = None
     try:
         statement = future.query
-        if statement:  # read as the driver reads them to choose a shard, whether it chooses one or not
+        stated = bool(statement)  # (asked once, as the driver asks it)
+        if stated:  # read as the driver reads them to choose a shard, whether it chooses one or not
             routing_key, keyspace, table = statement.routing_key, statement.keyspace, statement.table
         lent = _lend_unsharded(pool)
         if lent is not None:
             connection, request_id = <tuple>lent
-        elif not statement:
+        elif not stated:
             connection, request_id = pool.borrow_connection(timeout=2.0)
         elif _TABLET_VERSIONS:
             connection, request_id = pool.borrow_connection(timeout=2.0, routing_key=routing_key, keyspace=keyspace,

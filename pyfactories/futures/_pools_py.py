@@ -36,6 +36,14 @@ _FOR_ROUTING_KEY = drivers_own(vars(HostConnection).get("_get_connection_for_rou
 _GET_REQUEST_ID = drivers_own(vars(Connection).get("get_request_id"))
 
 
+_LOCKS = (type(threading.Lock()), type(threading.RLock()))
+
+
+def _plain_lock(lock: Any) -> bool:
+    """Whether ``lock`` is one of ``threading``'s own (the driver's connection lock: an ``RLock``)."""
+    return type(lock) in _LOCKS
+
+
 def _drivers_ids(conn: Any) -> bool:
     """Whether ``conn.get_request_id`` is the driver's, as imported (then :func:`request_id` is its steps)."""
     return _type_lookup(type(conn), "get_request_id") is _GET_REQUEST_ID and bound_as(conn, "get_request_id",
@@ -66,7 +74,8 @@ def lend_unsharded(pool: Any) -> tuple | None:
     as the driver draws it (against Cassandra, its one connection), when every open one has a free stream.
     ``None`` where the driver's method is to be called: a shard to pick (a Scylla node's pool, which may
     also open a connection to it), no open connection, one without a free stream (the driver may draw it
-    and wait), a get_request_id replaced."""
+    and wait), a ``get_request_id`` replaced or a lock not ``threading``'s. A connection drawn is the one lent,
+    unless another thread takes its last stream before its lock is taken: then the driver's method draws again."""
     if not (SHARDED and type(pool) is HostConnection and _unchanged(_LEND_STEPS)
             and bound_as(pool, "borrow_connection", _BORROW)
             and bound_as(pool, "_get_connection_for_routing_key", _FOR_ROUTING_KEY)) or pool.is_shutdown:
@@ -85,12 +94,16 @@ def lend_unsharded(pool: Any) -> tuple | None:
         if conn is not None:
             return None
         active = [conn for conn in list(connections.values()) if not conn.is_closed]
-        if not active or not all(conn.in_flight < conn.max_request_id for conn in active):
+        if not active or not all(conn.in_flight < conn.max_request_id and _plain_lock(conn.lock) and _drivers_ids(conn)
+                                 for conn in active):  # all checked before the draw: once drawn, no other is lent
             return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _pool_module.random.choice(active)
-    if not _drivers_ids(conn):
+    elif not (_plain_lock(conn.lock) and _drivers_ids(conn)):
         return None
-    with conn.lock:
+    lock = conn.lock
+    if not _plain_lock(lock):  # (read again: a draw may run Python code)
+        return None
+    with lock:
         if not conn.is_closed and conn.in_flight < conn.max_request_id:
             conn.in_flight += 1
             return conn, request_id(conn)

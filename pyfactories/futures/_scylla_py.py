@@ -176,12 +176,13 @@ def query(future: Any, host: Any, message: Any = None, cb: Any = None) -> Any:
     sent = False
     try:
         statement = future.query
-        if statement:  # read as the driver reads them to choose a shard, whether it chooses one or not
+        stated = bool(statement)  # (asked once, as the driver asks it)
+        if stated:  # read as the driver reads them to choose a shard, whether it chooses one or not
             routing_key, keyspace, table = statement.routing_key, statement.keyspace, statement.table
         lent = lend_unsharded(pool)
         if lent is not None:
             connection, request_id = lent
-        elif not statement:
+        elif not stated:
             connection, request_id = pool.borrow_connection(timeout=2.0)
         elif TABLET_VERSIONS:
             connection, request_id = pool.borrow_connection(timeout=2.0, routing_key=routing_key, keyspace=keyspace,

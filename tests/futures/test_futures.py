@@ -586,8 +586,22 @@ class Sender:
         return 42
 
 
+class Statement:
+    """What sending reads of a statement; a flipping one is true when first asked, false after (asked once,
+    as the driver asks it, it is sent by its routing key)."""
+
+    routing_key, keyspace, table = b"k", "ks", "t"
+
+    def __init__(self, flipping=False):
+        self.flipping, self.asked = flipping, 0
+
+    def __bool__(self):
+        self.asked += 1
+        return not self.flipping or self.asked == 1
+
+
 @pytest.mark.parametrize("fails", [False, True])
-@pytest.mark.parametrize("statement", [True, False])
+@pytest.mark.parametrize("statement", [True, False, "flipping"])
 def test_a_request_is_sent_as_the_drivers(spec, lean, fails, statement):
     """The pool asked as the driver asks it (by routing key, keyspace, table and token on scylla-driver),
     the stream recorded and put back when sending fails, the error kept by host, the connection returned."""
@@ -598,11 +612,11 @@ def test_a_request_is_sent_as_the_drivers(spec, lean, fails, statement):
         pool = Pool(connection)
         future.session = type("Session", (), {"_pools": {"host": pool}})()
         future.message, future.prepared_statement, future._errors, future.attempted_hosts = "message", None, {}, []
-        future.query = type("Statement", (), {"routing_key": b"k", "keyspace": "ks", "table": "t"})() if statement else None
+        future.query = Statement(flipping=statement == "flipping") if statement else None
         future._req_id, future._routing_token, future._bound_result_metadata = 3, "token", ["metadata"]
         answer = send(future, "host")
         returned = [(given is connection, orphaned) for given, orphaned in pool.returned]
-        outcomes.append((answer, pool.borrowed, returned, connection.sent, future._req_id,
+        outcomes.append((answer, pool.borrowed, returned, connection.sent, future._req_id, getattr(future.query, "asked", 0),
                          repr(future._errors.get("host")), future.attempted_hosts, future._current_host,
                          vars(future).get("_control_connection_query_attempted"),
                          vars(future).get("request_encoded_size")))

@@ -215,3 +215,24 @@ def test_counts_that_change_the_pool_while_read_lend_nothing_wrong(spec, shards)
     if got is not None:
         assert got[0] in conns.values() and got[0].in_flight == 1 and got[1] == list(conns.values()).index(got[0])
     assert sum(conn.in_flight for conn in conns.values()) == (0 if got is None else 1)
+
+
+@pytest.mark.parametrize("odd", ["its own request ids", "a lock not threading's"])
+def test_a_connection_the_draw_could_find_that_is_not_plain_stops_the_draw(spec, odd):
+    """Every connection the draw could find is checked before drawing: one the compiled steps would not
+    lend means nothing is drawn here (the driver draws once, and lends that one)."""
+    import threading as _threading
+
+    class OwnIds(Connection):
+        def get_request_id(self):
+            return "own id"
+
+    conns = {0: connection(free_ids=[0]), 1: connection(free_ids=[1], cls=OwnIds if odd == "its own request ids"
+                                                         else Connection)}
+    if odd == "a lock not threading's":
+        conns[1].lock = _threading._PyRLock()
+    lender = pool(conns)
+    random.seed(1)
+    assert spec.lend_unsharded(lender) is None
+    assert random.random() == random.Random(1).random()  # nothing drawn
+    assert [c.in_flight for c in conns.values()] == [0, 0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from cassandra import ConsistencyLevel
 from cassandra.metadata import MAX_LONG, MIN_LONG, Metadata, Murmur3Token, TokenMap
 from cassandra.tablets import Tablet, Tablets
@@ -188,6 +189,8 @@ def test_a_requests_tablet_version_block_is_the_drivers(key, keyspace, working, 
 
     if not TABLET_VERSIONS:
         assert not hasattr(Session, "_compute_tablet_version_block")
+        with pytest.raises(AttributeError, match="_compute_tablet_version_block"):  # (as the driver's call)
+            _futures.tablet_version_block(Session.__new__(Session), None, key, None)
         return
     session = Session.__new__(Session)
     session.keyspace = working
