@@ -1,13 +1,13 @@
 # Included by _futures.pyx: a request's stream, borrowed from the driver's pool and given back
 # (pyfactories.futures._pools_py, its twin and specification).
 
+from cassandra import pool as _pool_module  # (its ``random``, as the driver's pool draws from it)
+
 cdef tuple _BORROW_STEPS = _steps(((HostConnection, "borrow_connection"), (HostConnection, "_get_connection")))
 cdef object _BORROW = _drivers_own(HostConnection.__dict__.get("borrow_connection"))
 cdef object _GET_CONNECTION = _drivers_own(HostConnection.__dict__.get("_get_connection"))
 cdef tuple _LEND_STEPS = _steps(((HostConnection, "borrow_connection"),
                                  (HostConnection, "_get_connection_for_routing_key")))
-from cassandra import pool as _pool_module  # (its ``random``, as the driver's pool draws from it)
-
 cdef object _FOR_ROUTING_KEY = _drivers_own(HostConnection.__dict__.get("_get_connection_for_routing_key"))
 cdef object _GET_REQUEST_ID = _drivers_own(_Connection.__dict__.get("get_request_id"))
 cdef object _deque = deque
@@ -72,10 +72,10 @@ cdef object _lend_unsharded(pool):
             if not (conn.in_flight < conn.max_request_id and _plain_lock(conn.lock) and _drivers_ids(conn)):
                 return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _draw(<list>active)
-    elif not (_plain_lock(conn.lock) and _drivers_ids(conn)):
+    elif not _drivers_ids(conn):
         return None
     lock = conn.lock
-    if not _plain_lock(lock):  # (read again: a draw may run Python code)
+    if not _plain_lock(lock):  # (read again after a draw, which may run Python code)
         return None
     lock.acquire()
     try:
@@ -162,7 +162,7 @@ cdef _return_connection(pool, connection):
         with lock:
             connection.in_flight -= 1
     lock = condition._lock  # what ``with condition`` takes
-    if type(lock) is _RLockType or type(lock) is _LockType:
+    if _plain_lock(lock):
         lock.acquire()
         try:
             if condition._waiters:

@@ -98,10 +98,10 @@ def lend_unsharded(pool: Any) -> tuple | None:
                                  for conn in active):  # all checked before the draw: once drawn, no other is lent
             return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _pool_module.random.choice(active)
-    elif not (_plain_lock(conn.lock) and _drivers_ids(conn)):
+    elif not _drivers_ids(conn):
         return None
     lock = conn.lock
-    if not _plain_lock(lock):  # (read again: a draw may run Python code)
+    if not _plain_lock(lock):  # (read again after a draw, which may run Python code)
         return None
     with lock:
         if not conn.is_closed and conn.in_flight < conn.max_request_id:
