@@ -38,10 +38,12 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
                    Py_ssize_t body_offset, Py_ssize_t end_pos) except -1:
     """``header``: the frame's ``_Frame``, or ``None`` (built from the other arguments when the
     driver's ``process_msg`` or a log message needs one)."""
-    if stream < 0 or conn._continuous_paging_sessions or conn.orphaned_request_ids:
+    cdef ConnectionFields fields = plain_fields(conn)  # (None: each attribute asked as Python asks it)
+    if stream < 0 or (fields._continuous_paging_sessions if fields is not None else conn._continuous_paging_sessions) \
+            or (fields.orphaned_request_ids if fields is not None else conn.orphaned_request_ids):
         _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
-    requests = conn._requests
+    requests = fields._requests if fields is not None else conn._requests
     if type(requests) is not dict:  # replaced by another mapping: the twin's steps
         _py_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
@@ -50,12 +52,18 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
         if entry is _MISSING:  # timed out and dropped: the driver's own way (it gives the id back)
             _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
             return 0
-        conn.msg_received = True
+        if fields is not None:
+            fields.msg_received = True
+        else:
+            conn.msg_received = True
         callback, decoder, result_metadata = entry
         try:
             if DECODE_FEATURES:
                 response = decoder(version, conn.features, conn.user_type_map, stream, flags, opcode, body,
                                    conn.decompressor, result_metadata)
+            elif fields is not None:  # (the fields in references of their own while the decoder runs)
+                user_type_map, decompressor = fields.user_type_map, fields.decompressor
+                response = decoder(version, user_type_map, stream, flags, opcode, body, decompressor, result_metadata)
             else:
                 response = decoder(version, conn.user_type_map, stream, flags, opcode, body, conn.decompressor,
                                    result_metadata)
@@ -68,7 +76,7 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
             conn.defunct(exc)
             return 0
         _deliver(conn, callback, response)
-        _give_back(conn, stream)
+        _give_back(conn, plain_fields(conn), stream)  # (asked again: the callback ran Python code)
     except Exception as exc:  # the driver's process_msg defuncts the connection on any error
         conn.defunct(exc)
     return 0
@@ -90,17 +98,17 @@ cdef int _deliver(conn, callback, response) except -1:
     return 0
 
 
-cdef int _give_back(conn, int stream) except -1:
-    """:func:`pyfactories.connection._framing_py.give_back`."""
-    sessions = conn._continuous_paging_sessions
+cdef int _give_back(conn, ConnectionFields fields, int stream) except -1:
+    """:func:`pyfactories.connection._framing_py.give_back` (``fields``: ``conn``'s, or None)."""
+    sessions = fields._continuous_paging_sessions if fields is not None else conn._continuous_paging_sessions
     if stream in sessions:
         if sessions[stream].released:
             conn.remove_continuous_paging_session(stream)
         return 0
-    lock = conn.lock
+    lock = fields.lock if fields is not None else conn.lock
     lock.acquire()
     try:
-        conn.request_ids.append(stream)
+        (fields.request_ids if fields is not None else conn.request_ids).append(stream)
     finally:
         lock.release()
     return 0

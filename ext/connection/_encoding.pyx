@@ -13,6 +13,8 @@ from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.stdint cimport uint32_t
 from libc.string cimport memcpy
 
+from connection_fields cimport ConnectionFields, plain_fields
+
 import io
 
 from cassandra.connection import ConnectionBusy, ConnectionShutdown
@@ -307,6 +309,9 @@ cdef str _refused(str message, connection):
 def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
              decoder=ProtocolHandler.decode_message, result_metadata=None):
     """:func:`pyfactories.connection._encoding_py.send_msg`."""
+    cdef ConnectionFields fields = plain_fields(self)
+    if fields is not None:
+        return _send_msg_fields(self, fields, msg, request_id, cb, encoder, decoder, result_metadata)
     if self.is_defunct:
         raise ConnectionShutdown(_refused("Connection to %s is defunct" % self.endpoint, self))
     elif self.is_closed:
@@ -314,25 +319,56 @@ def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
     elif not self._socket_writable:
         raise ConnectionBusy("Connection %s is overloaded" % self.endpoint)
     self._requests[request_id] = (cb, decoder, result_metadata)
-    data = None
     features = self.features if FEATURES else None
-    if _plain_encoder(encoder):
-        data = _encode(msg, request_id, self.protocol_version, self.compressor, self.allow_beta_protocol_version,
-                       features)
-    if data is None and FEATURES:
-        data = encoder(msg, request_id, self.protocol_version, compressor=self.compressor,
-                       allow_beta_protocol_version=self.allow_beta_protocol_version, protocol_features=features)
-    elif data is None:
-        data = encoder(msg, request_id, self.protocol_version, compressor=self.compressor,
-                       allow_beta_protocol_version=self.allow_beta_protocol_version)
+    data = _encoded(encoder, msg, request_id, self.protocol_version, self.compressor,
+                    self.allow_beta_protocol_version, features)
     if self._is_checksumming_enabled:
-        codec = self._segment_codec
-        # our codec, uncompressed, its encode not replaced (timed), its flag offset the protocol's
-        if type(data) is bytes and _plain_codec(codec):
-            data = _encode_plain(data)
-        else:
-            buffer = io.BytesIO()
-            codec.encode(buffer, data)
-            data = buffer.getvalue()
+        data = _in_segments(self, data)
     self.push(data)
     return len(data)
+
+
+cdef object _send_msg_fields(self, ConnectionFields fields, msg, request_id, cb, encoder, decoder, result_metadata):
+    """``send_msg`` of a connection whose attributes are its fields (the same steps, read from them)."""
+    if fields.is_defunct:
+        raise ConnectionShutdown(_refused("Connection to %s is defunct" % self.endpoint, self))
+    elif fields.is_closed:
+        raise ConnectionShutdown(_refused("Connection to %s is closed" % self.endpoint, self))
+    elif not fields._socket_writable:
+        raise ConnectionBusy("Connection %s is overloaded" % self.endpoint)
+    # each field read into a reference of its own before it is used: Python code run meanwhile (a mapping's
+    # __setitem__, a lying value's method) may replace the field, and so free what it held
+    requests = fields._requests
+    requests[request_id] = (cb, decoder, result_metadata)
+    features = self.features if FEATURES else None
+    protocol_version, compressor, beta = fields.protocol_version, fields.compressor, fields.allow_beta_protocol_version
+    data = _encoded(encoder, msg, request_id, protocol_version, compressor, beta, features)
+    if fields._is_checksumming_enabled:
+        data = _in_segments(self, data)
+    self.push(data)
+    return len(data)
+
+
+cdef object _encoded(encoder, msg, request_id, protocol_version, compressor, allow_beta_protocol_version, features):
+    """The frame of ``msg``: encoded here for the driver's own encoder, else by ``encoder``."""
+    data = None
+    if _plain_encoder(encoder):
+        data = _encode(msg, request_id, protocol_version, compressor, allow_beta_protocol_version, features)
+    if data is None and FEATURES:
+        data = encoder(msg, request_id, protocol_version, compressor=compressor,
+                       allow_beta_protocol_version=allow_beta_protocol_version, protocol_features=features)
+    elif data is None:
+        data = encoder(msg, request_id, protocol_version, compressor=compressor,
+                       allow_beta_protocol_version=allow_beta_protocol_version)
+    return data
+
+
+cdef object _in_segments(self, data):
+    """``data`` as the v5 segments of the connection's codec."""
+    codec = self._segment_codec
+    # our codec, uncompressed, its encode not replaced (timed), its flag offset the protocol's
+    if type(data) is bytes and _plain_codec(codec):
+        return _encode_plain(data)
+    buffer = io.BytesIO()
+    codec.encode(buffer, data)
+    return buffer.getvalue()

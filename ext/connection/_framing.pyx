@@ -15,6 +15,7 @@ from libc.stdint cimport int16_t, int32_t, int8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from cpython.buffer cimport PyBUF_READ
 from cpython.memoryview cimport PyMemoryView_FromMemory
+from connection_fields cimport ConnectionFields, plain_fields
 
 from io import BytesIO
 from zlib import crc32 as _zlib_crc32

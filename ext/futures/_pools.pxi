@@ -20,7 +20,13 @@ cdef object _borrow(pool):
                        and _bound_as(pool, "_get_connection", _GET_CONNECTION)) or pool.is_shutdown:
         return pool.borrow_connection(2.0)
     conn = pool._connection
-    if not conn or conn.orphaned_threshold_reached:
+    if not conn:
+        return pool.borrow_connection(2.0)
+    cdef ConnectionFields fields = plain_fields(conn)
+    if fields is not None:
+        lent = _lend_fields(conn, fields)
+        return lent if lent is not None else pool.borrow_connection(2.0)
+    if conn.orphaned_threshold_reached:
         return pool.borrow_connection(2.0)
     lock = conn.lock
     if not _plain_lock(lock) or not _drivers_ids(conn):
@@ -33,6 +39,27 @@ cdef object _borrow(pool):
     finally:
         lock.release()
     return pool.borrow_connection(2.0)
+
+
+cdef object _lend_fields(conn, ConnectionFields fields):
+    """:func:`_borrow`'s steps on a connection whose attributes are its fields: ``(conn, request id)``, or
+    None where the driver's method is to be called."""
+    if fields.orphaned_threshold_reached:
+        return None
+    lock = fields.lock
+    if not _plain_lock(lock) or not _drivers_ids(conn):
+        return None
+    lock.acquire()
+    try:
+        if not (fields.orphaned_threshold_reached and fields.is_closed):
+            # read into references of their own: comparing and adding may run Python code that replaces them
+            in_flight, limit = fields.in_flight, fields.max_request_id
+            if in_flight < limit:
+                fields.in_flight = in_flight + 1
+                return conn, _request_id(conn)
+    finally:
+        lock.release()
+    return None
 
 
 cdef inline bint _plain_lock(lock):
@@ -94,7 +121,8 @@ def lend_unsharded(pool):
 
 cdef object _request_id(conn):
     """``pyfactories.futures._pools_py.request_id``."""
-    ids = conn.request_ids
+    cdef ConnectionFields fields = plain_fields(conn)
+    ids = fields.request_ids if fields is not None else conn.request_ids
     if type(ids) is _deque and ids:
         return ids.popleft()
     try:
@@ -151,11 +179,16 @@ cdef _return_connection(pool, connection):
     if type(condition) is not _Condition:
         pool.return_connection(connection)
         return
-    lock = connection.lock
-    if type(lock) is _LockType:  # what ``with`` does, without its two bound methods
+    cdef ConnectionFields fields = plain_fields(connection)
+    lock = fields.lock if fields is not None else connection.lock
+    if _plain_lock(lock):  # what ``with`` does, without its two bound methods
         lock.acquire()
         try:
-            connection.in_flight -= 1
+            if fields is not None:
+                in_flight = fields.in_flight  # (its own reference while it is subtracted from)
+                fields.in_flight = in_flight - 1
+            else:
+                connection.in_flight -= 1
         finally:
             lock.release()
     else:
@@ -173,7 +206,9 @@ cdef _return_connection(pool, connection):
         with lock:
             if condition._waiters:
                 condition.notify()
-    if connection.is_defunct or connection.is_closed or connection in pool._trash:
+    fields = plain_fields(connection)  # (asked again: waking a waiter may have run Python code)
+    if ((fields.is_defunct if fields is not None else connection.is_defunct)
+            or (fields.is_closed if fields is not None else connection.is_closed) or connection in pool._trash):
         pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
 
 

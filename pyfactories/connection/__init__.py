@@ -49,10 +49,12 @@ __all__ = ["CompiledFraming", "TimerQueueLibevConnection", "TimerQueueAsyncioCon
 if COMPILED:
     from . import _encoding as encoding
     from . import _framing as framing
+    from ._fields import ConnectionFields
     from ._timers import TimerService
 else:
     from . import _encoding_py as encoding
     from . import _framing_py as framing
+    from ._fields_py import ConnectionFields
     from ._timers_py import TimerService
 
 _attach_lock = threading.Lock()
@@ -197,10 +199,12 @@ def libev_timers() -> LibevTimers:
         return _libev_timers
 
 
-class TimerQueueLibevConnection(CoalescedWrites, CompiledFraming, _LibevBase):  # type: ignore[misc,valid-type]
-    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers`,
-    :class:`CompiledFraming` and :class:`~pyfactories.connection._writes_py.CoalescedWrites` (one loop wake-up
-    when its write queue fills, one ``send()`` for what it holds)."""
+class TimerQueueLibevConnection(ConnectionFields, CoalescedWrites, CompiledFraming,  # type: ignore[misc,valid-type]
+                                _LibevBase):
+    """The driver's ``LibevConnection`` with request timers from :class:`LibevTimers`, the attributes
+    every request reads as fields (:mod:`pyfactories.connection._fields_py`), :class:`CompiledFraming`
+    and :class:`~pyfactories.connection._writes_py.CoalescedWrites` (one loop wake-up when its write
+    queue fills, one ``send()`` for what it holds)."""
 
     @classmethod
     def initialize_reactor(cls) -> None:
@@ -221,10 +225,11 @@ class TimerQueueLibevConnection(CoalescedWrites, CompiledFraming, _LibevBase):  
         return timers.service.add(timeout, callback)
 
 
-class TimerQueueAsyncioConnection(CoalescedAsyncioWrites, CompiledFraming,  # type: ignore[misc,valid-type]
-                                  _AsyncioBase):
-    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers`,
-    :class:`CompiledFraming` and :class:`~pyfactories.connection._writes_py.CoalescedAsyncioWrites`."""
+class TimerQueueAsyncioConnection(ConnectionFields, CoalescedAsyncioWrites,  # type: ignore[misc,valid-type]
+                                  CompiledFraming, _AsyncioBase):
+    """The driver's ``AsyncioConnection`` with request timers from :class:`AsyncioTimers`, the
+    attributes every request reads as fields, :class:`CompiledFraming` and
+    :class:`~pyfactories.connection._writes_py.CoalescedAsyncioWrites`."""
 
     _pyfactories_timers: AsyncioTimers | None = None
 

@@ -144,10 +144,11 @@ SCENARIOS = ["void", "keyspace", "server-error", "protocol-error", "unsupported-
              "bad-body", "callback-raises", "no-callback", "unknown-stream", "orphaned", "event", "warning-flag"]
 
 
-def run(name: str, process_msg, through_read_loop=None) -> tuple:
+def run(name: str, process_msg, through_read_loop=None, fields=None) -> tuple:
     """The scenario on a fresh connection whose ``process_msg`` is ``process_msg``; with
-    ``through_read_loop`` (a ``process_io_buffer``), the frames arrive as one read."""
-    cls = type("Conn", (Dispatching,), {"process_msg": process_msg})
+    ``through_read_loop`` (a ``process_io_buffer``), the frames arrive as one read; with ``fields`` (a
+    ``ConnectionFields`` class), the connection's first base is that, as ours have it."""
+    cls = type("Conn", (fields, Dispatching) if fields else (Dispatching,), {"process_msg": process_msg})
     if through_read_loop is not None:
         cls.process_io_buffer = through_read_loop
     conn = cls()
@@ -168,26 +169,34 @@ def logged(caplog) -> list[tuple]:
             for r in caplog.records]
 
 
+def fields_of(module):
+    """The ``ConnectionFields`` of the implementation of ``module`` (compiled or the twin)."""
+    name = "_fields_py" if module.__name__.endswith("_py") else "_fields"
+    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
+
+
+@pytest.mark.parametrize("with_fields", [False, True], ids=["dict", "fields"])
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_dispatch_is_the_drivers(framing, name, caplog):
+def test_dispatch_is_the_drivers(framing, name, with_fields, caplog):
     with caplog.at_level(logging.DEBUG, logger="cassandra"):
         want = run(name, Connection.process_msg)
         want_log = logged(caplog)
         caplog.clear()
-        got = run(name, framing.process_msg)
+        got = run(name, framing.process_msg, fields=fields_of(framing) if with_fields else None)
         got_log = logged(caplog)
     assert got == want
     assert got_log == want_log
 
 
+@pytest.mark.parametrize("with_fields", [False, True], ids=["dict", "fields"])
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_the_read_loop_dispatches_as_the_driver(framing, name, caplog):
+def test_the_read_loop_dispatches_as_the_driver(framing, name, with_fields, caplog):
     """Frames read by our loop reach our dispatch (compiled: called directly, with no ``_Frame``)."""
     with caplog.at_level(logging.DEBUG, logger="cassandra"):
         want = run(name, Connection.process_msg, Connection.process_io_buffer)
         want_log = logged(caplog)
         caplog.clear()
-        got = run(name, framing.process_msg, framing.process_io_buffer)
+        got = run(name, framing.process_msg, framing.process_io_buffer, fields_of(framing) if with_fields else None)
         got_log = logged(caplog)
     assert got == want
     assert got_log == want_log

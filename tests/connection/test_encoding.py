@@ -46,6 +46,12 @@ def protocol_features(use_metadata_id=False, tablets_routing_v2=False):
     return ProtocolFeatures(use_metadata_id=use_metadata_id, tablets_routing_v2=tablets_routing_v2)
 
 
+def fields_of(module):
+    """The ``ConnectionFields`` of the implementation of ``module`` (compiled or the twin)."""
+    name = "_fields_py" if module.__name__.endswith("_py") else "_fields"
+    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
+
+
 def outcome(fn, *args, **kwargs):
     try:
         return ("ok", fn(*args, **kwargs))
@@ -179,8 +185,10 @@ class Sending(Connection):
         self.pushed.append(data)
 
 
-def _send(send_msg, version, codec, msg, state="open", encoder=ProtocolHandler.encode_message, features=None):
-    conn = type("Conn", (Sending,), {"send_msg": send_msg})(version, codec, features)
+def _send(send_msg, version, codec, msg, state="open", encoder=ProtocolHandler.encode_message, features=None,
+          fields=None):
+    """``fields``: a ``ConnectionFields`` class, the first base of the connection (as ours have it)."""
+    conn = type("Conn", (fields, Sending) if fields else (Sending,), {"send_msg": send_msg})(version, codec, features)
     if state == "defunct":
         conn.is_defunct, conn.last_error = True, OSError("connection reset")
     elif state == "closed":
@@ -195,7 +203,8 @@ def _send(send_msg, version, codec, msg, state="open", encoder=ProtocolHandler.e
 @pytest.mark.parametrize("state", ["open", "defunct", "closed", "busy"])
 @pytest.mark.parametrize("handler", ["driver", "fastpath", "custom"])
 @pytest.mark.parametrize("extensions", [False, True], ids=["plain", "scylla-extensions"])
-def test_send_msg_is_the_drivers(encoding, codec, state, handler, extensions):
+@pytest.mark.parametrize("with_fields", [False, True], ids=["dict", "fields"])
+def test_send_msg_is_the_drivers(encoding, codec, state, handler, extensions, with_fields):
     codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _framing.SegmentCodec(),
               "ours-compressed": _framing.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:])}
 
@@ -212,7 +221,8 @@ def test_send_msg_is_the_drivers(encoding, codec, state, handler, extensions):
     execute.tablet_version_block = 7
     for msg in (execute, QueryMessage("SELECT 1", ConsistencyLevel.ONE), OptionsMessage()):
         want = _send(Connection.send_msg, version, codecs[codec], msg, state, encoder.encode_message, features)
-        got = _send(encoding.send_msg, version, codecs[codec], msg, state, encoder.encode_message, features)
+        got = _send(encoding.send_msg, version, codecs[codec], msg, state, encoder.encode_message, features,
+                    fields_of(encoding) if with_fields else None)
         assert got == want
         if state in ("defunct", "closed"):  # scylla-driver names the connection's last error
             assert got[0][0] == "error" and ("connection reset" in got[0][2]) == LAST_ERROR

@@ -4,14 +4,29 @@ tests of borrowing from each driver line's pool)."""
 from __future__ import annotations
 
 import collections
+import importlib
 import threading
 
 from cassandra.connection import Connection
 
 
+#: the class :func:`connection` makes by default: the driver's, or one whose first base is a ``ConnectionFields``
+#: (as pyfactories' connections have it; set by :func:`fields_classes`)
+default_class: type = Connection
+
+
+def fields_classes(spec_module) -> dict[str, type]:
+    """The connection classes to lend from: the driver's, and the driver's under the ``ConnectionFields`` of
+    the implementation of ``spec_module`` (compiled or the twin)."""
+    name = "_fields_py" if spec_module.__name__.endswith("_py") else "_fields"
+    fields = importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
+    return {"dict": Connection, "fields": type("FieldsConnection", (fields, Connection), {})}
+
+
 def connection(in_flight=0, max_request_id=127, free_ids=(), highest=-1, closed=False, orphaned=False,
-               cls=Connection):
+               cls=None):
     """A driver connection (its class's ``get_request_id``), in the state borrowing reads, not connected."""
+    cls = cls or default_class
     conn = cls.__new__(cls)
     conn.lock = threading.RLock()  # (the driver's)
     conn.in_flight, conn.max_request_id = in_flight, max_request_id

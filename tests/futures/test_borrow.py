@@ -15,6 +15,7 @@ from cassandra.pool import HostConnection, NoConnectionsAvailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from . import pools
 from .pools import books, connection
 
 MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
@@ -23,6 +24,15 @@ MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futu
 @pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
 def spec(request):
     return importlib.import_module(MODULES[request.param])
+
+
+@pytest.fixture(scope="module", params=["dict", "fields"], autouse=True)
+def lent_class(request, spec):
+    """Every test on the driver's connections and on connections with pyfactories' fields (``pools.connection``'s
+    default class)."""
+    pools.default_class = pools.fields_classes(spec)[request.param]
+    yield pools.default_class
+    pools.default_class = Connection
 
 
 class Submits:
@@ -138,3 +148,23 @@ def test_a_lying_deque_raises_as_the_drivers(spec):
         with pytest.raises(RuntimeError, match="no id for you"):
             borrow(pool(conn))
         assert conn.in_flight == 1 and not conn.lock._is_owned()
+
+
+def test_borrowing_reads_what_a_subclass_puts_in_front_of_a_field(spec):
+    fields_class = pools.fields_classes(spec)["fields"].__mro__[1]
+    reads = []
+
+    class Counting(fields_class, Connection):
+        @property
+        def max_request_id(self):
+            reads.append("max_request_id")
+            return 9
+
+    conn = Counting.__new__(Counting)
+    conn.lock, conn.in_flight, conn.request_ids = threading.RLock(), 0, collections.deque([3])
+    plain = type("Plain", (fields_class, Connection), {}).__new__(type("Plain", (fields_class, Connection), {}))
+    plain.lock, plain.in_flight, plain.request_ids, plain.max_request_id = threading.RLock(), 0, collections.deque([3]), 9
+    lender = pool(plain)
+    assert spec.borrow_connection(lender) == (plain, 3) and plain.in_flight == 1
+    lender._connection = conn
+    assert spec.borrow_connection(lender) == (conn, 3) and reads and conn.in_flight == 1

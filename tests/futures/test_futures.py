@@ -6,6 +6,7 @@ against ``threading.Event``, and the callback methods, answers, messages and str
 from __future__ import annotations
 
 import gc
+import importlib
 import threading
 import time
 from functools import partial
@@ -394,6 +395,12 @@ class Connection:
         self.closed_by_pool += 1
 
 
+def fields_of(spec_module):
+    """The ``ConnectionFields`` of the implementation of ``spec_module`` (compiled or the twin)."""
+    name = "_fields_py" if spec_module.__name__.endswith("_py") else "_fields"
+    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
+
+
 def host_connection(connection, trashed=False):
     """A driver ``HostConnection`` holding ``connection``, without connecting anything."""
     from cassandra.pool import HostConnection
@@ -415,11 +422,13 @@ def _state(pool, connection):
 @pytest.mark.parametrize("case", [
     dict(), dict(defunct=True), dict(closed=True), dict(trashed=True, in_flight=1), dict(trashed=True, in_flight=4),
 ])
-def test_streams_return_to_the_pool_as_the_drivers(spec, case):
+@pytest.mark.parametrize("with_fields", [False, True], ids=["dict", "fields"])
+def test_streams_return_to_the_pool_as_the_drivers(spec, case, with_fields):
     trashed = case.pop("trashed", False)
+    ours = type("FieldsConnection", (fields_of(spec), Connection), {}) if with_fields else Connection
     states = []
-    for give_back in (spec.return_connection, lambda pool, conn: pool.return_connection(conn)):
-        connection = Connection(**case)
+    for give_back, cls in ((spec.return_connection, ours), (lambda pool, conn: pool.return_connection(conn), Connection)):
+        connection = cls(**case)
         pool = host_connection(connection, trashed)
         give_back(pool, connection)
         states.append(_state(pool, connection))

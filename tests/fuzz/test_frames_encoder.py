@@ -1,8 +1,10 @@
 """Requests out: ``encode_message`` and ``send_msg`` of the compiled ``pyfactories.connection._encoding``
 against the twin ``pyfactories.connection._encoding_py`` and the driver's ``ProtocolHandler.encode_message`` /
-``Connection.send_msg``, on messages whose fields are anything: values of the wrong type, subclasses
-of ``int``/``str``/``bytes``/``list``/``tuple`` that lie, objects whose ``__bool__``/``__index__``/
-comparisons/``__len__`` change the message's values list (or the message) while it is encoded.
+``Connection.send_msg`` (on the driver's connections and on ones with their attributes as fields, whose
+requests may replace the fields they are stored in), on messages whose fields are anything: values of the
+wrong type, subclasses of ``int``/``str``/``bytes``/``list``/``tuple`` that lie, objects whose
+``__bool__``/``__index__``/comparisons/``__len__`` change the message's values list (or the message) while
+it is encoded.
 
 A message is drawn as a recipe and built afresh for every run, so the compiled code, the twin and the
 driver each see the same objects in the same state."""
@@ -16,7 +18,7 @@ from cassandra.protocol import ExecuteMessage, ProtocolHandler, QueryMessage, _U
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyfactories.connection import _encoding
+from pyfactories.connection import _encoding, _fields, _fields_py
 from pyfactories.connection import _encoding_py
 from pyfactories.connection import _framing
 from tests.fuzz.conftest import fuzz
@@ -301,11 +303,30 @@ class Handler(ProtocolHandler):
     pass
 
 
+class Replacing(dict):
+    """A connection's requests whose store replaces the connection's requests, protocol version and compressor
+    with objects of their own (what was read before it is freed unless the reader holds it)."""
+
+    conn = None
+
+    def __setitem__(self, key, value):
+        conn, self.conn = self.conn, None
+        super().__setitem__(key, value)
+        if conn is not None:
+            conn._requests = dict(self)
+            conn.protocol_version = int(str(conn.protocol_version))
+            conn.compressor = None
+
+
+#: each implementation's connection base with its attributes as fields, as pyfactories' connections have it
+FIELDS = {_encoding_py.send_msg: _fields_py.ConnectionFields, _encoding.send_msg: _fields.ConnectionFields}
+
+
 @fuzz
 @given(recipe=recipes, version=st.sampled_from([3, 4, 5]), codec=st.sampled_from(["none", "drivers", "ours", "ours-z", "ours-shifted"]),
        handler=st.sampled_from(["driver", "subclass", "subclass-header"]), state_of=st.sampled_from(["open", "busy"]),
-       feature=features)
-def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of, feature):
+       feature=features, fields=st.booleans(), replacing=st.booleans())
+def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of, feature, fields, replacing):
     encoder = {"driver": ProtocolHandler, "subclass": Handler, "subclass-header": Handler}[handler]
     runs = []
     for send_msg in (_encoding_py.send_msg, _encoding.send_msg, Connection.send_msg):
@@ -314,9 +335,13 @@ def test_frames_send_msg_is_the_twins(recipe, version, codec, handler, state_of,
         codecs = {"none": None, "drivers": drv_segment.SegmentCodec(), "ours": _framing.SegmentCodec(),
                   "ours-z": _framing.SegmentCodec(lambda b: b"\x00\x00\x00\x00" + b, lambda b: b[4:]),
                   "ours-shifted": type("Shifted", (_framing.SegmentCodec,), {"FLAG_OFFSET": 19})()}
-        conn = type("Conn", (Sending,), {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec],
-                                                                feature)
+        bases = (FIELDS[send_msg], Sending) if fields and send_msg in FIELDS else (Sending,)
+        conn = type("Conn", bases, {"send_msg": send_msg})(version if codecs[codec] is None else 5, codecs[codec],
+                                                           feature)
         conn._socket_writable = state_of == "open"
+        if replacing:
+            conn._requests = Replacing()
+            conn._requests.conn = conn
         state = build(recipe)
         got = outcome(conn.send_msg, state.msg, 3, cb="cb", encoder=encoder.encode_message, decoder="dec")
         runs.append((got, conn.pushed, sorted(conn._requests)))

@@ -1,6 +1,7 @@
 """Fuzz: sending a request in C (``pyfactories.futures._futures``) and its pure-Python twin against the driver:
-a stream borrowed from ``HostConnection`` whose connection holds lying numbers (comparisons and sums that run
-Python code and change the connection), lying id queues and odd locks; and a session's ``execute_async``
+a stream borrowed from ``HostConnection`` whose connection (the driver's, or with its attributes as fields, as
+ours) holds lying numbers (comparisons and sums that run Python code and change the connection, freeing what was
+compared), lying id queues and odd locks; and a session's ``execute_async``
 (``LeanExecute``) whose request-init listeners add and remove listeners while they run, or raise."""
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from cassandra.pool import HostConnection
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pyfactories.connection import _fields, _fields_py
 from pyfactories.futures import _futures
 from pyfactories.futures import _futures_py
 from tests.futures.sessions import scripted_session
 from tests.fuzz.conftest import fuzz
 
 MODULES = {"compiled": _futures, "twin": _futures_py}
+#: each implementation's connection with its attributes as fields, as pyfactories' connections have them
+FIELDS = {_futures: type("FieldsConnection", (_fields.ConnectionFields, Connection), {}),
+          _futures_py: type("FieldsConnection", (_fields_py.ConnectionFields, Connection), {})}
 
 
 class Waited(Exception):
@@ -53,13 +58,19 @@ class Lying(int):
             conn.request_ids = collections.deque()
         elif self.act == "raise":
             raise ArithmeticError("lying number")
+        elif self.act == "replace":  # what was compared or added, freed unless the caller holds it
+            conn.in_flight, conn.max_request_id, conn.highest_request_id = 2**71, 2**71 + 5, 2**71 + 1
+            return NotImplemented
+        return None
 
     def __lt__(self, other):
-        self._act()
+        if self._act() is NotImplemented:
+            return NotImplemented
         return int(self) < other
 
     def __add__(self, other):
-        self._act()
+        if self._act() is NotImplemented:
+            return NotImplemented
         return int(self) + other
 
 
@@ -83,17 +94,19 @@ cases = st.fixed_dictionaries({
     "in_flight": st.one_of(st.integers(-1, 4), st.sampled_from([2**70, 1.5, float("nan")])),
     "max_request_id": st.one_of(st.integers(0, 5), st.sampled_from([2**70, float("inf")])),
     "lying": st.sampled_from(["in_flight", "max_request_id", "highest", None]),
-    "act": st.sampled_from(["nothing", "new ids", "no ids", "raise"]),
+    "act": st.sampled_from(["nothing", "new ids", "no ids", "raise", "replace"]),
     "ids": st.sampled_from(["deque", "empty deque", "odd", "list"]),
     "highest": st.one_of(st.integers(-1, 4), st.just("x")),
     "lock": st.sampled_from(["rlock", "lock", "odd"]),
     "orphaned": st.booleans(), "closed": st.booleans(), "shut down": st.booleans(), "connection": st.booleans(),
+    "fields": st.booleans(),
 })
 
 
-def _borrowed(borrow, case):
-    conn = Connection.__new__(Connection)
+def _borrowed(borrow, case, cls=Connection):
+    conn = cls.__new__(cls)
     values = {"in_flight": case["in_flight"], "max_request_id": case["max_request_id"], "highest": case["highest"]}
+    values = {k: int(str(v)) if type(v) is int else v for k, v in values.items()}  # objects of their own
     if case["lying"] and isinstance(values[case["lying"]], int):
         lying = type("LyingNow", (Lying,), {"conn": conn, "act": case["act"]})
         values[case["lying"]] = lying(values[case["lying"]])
@@ -123,7 +136,8 @@ def _borrowed(borrow, case):
 def test_requests_borrow_connection_as_the_pools(case):
     driver = _borrowed(lambda pool: pool.borrow_connection(2.0), case)
     for module in MODULES.values():
-        assert _borrowed(module.borrow_connection, case) == driver, case
+        cls = FIELDS[module] if case["fields"] else Connection  # the connection's attributes as fields (ours)
+        assert _borrowed(module.borrow_connection, case, cls) == driver, case
 
 
 # A session's execute_async ----------------------------------------------------------------------

@@ -141,6 +141,49 @@ def test_a_server_that_stops_answering_times_out_on_time(held, proxy):
     assert session.execute("SELECT release_version FROM system.local").one()
 
 
+def test_lean_requests_put_their_timers_on_our_service_or_the_subclass_create_timer(proxy):
+    """Everything on (lean futures on our connection): a request's timer goes to the loop's timer service
+    without the classmethod's frame, and times out on time with the driver's error; a subclass of our class
+    that replaces ``create_timer`` gets it called."""
+    import pyfactories
+    from pyfactories import futures
+
+    made = []
+
+    class Counting(connection.TimerQueueLibevConnection):
+        @classmethod
+        def create_timer(cls, timeout, callback):
+            made.append(timeout)
+            return super().create_timer(timeout, callback)
+
+    for cls in (connection.TimerQueueLibevConnection, Counting):
+        cluster = open_cluster(Contact(["127.0.0.1"], proxy.port), connection_class=cls, protocol_version=5)
+        try:
+            assert pyfactories.enable(cluster)["futures"].on
+            session = cluster.connect()
+            assert futures.is_installed(session) and session.cluster.connection_class is cls
+            session.execute("SELECT release_version FROM system.local")
+            before, service = len(made), connection.libev_timers().service
+            proxy.hold.set()
+            try:
+                live = service.live
+                future = session.execute_async("SELECT release_version FROM system.local", timeout=5.0)
+                assert future._timer.pending and service.live == live + 1  # on the loop's service
+            finally:
+                proxy.hold.clear()
+            assert future.result().one() and not future._timer.pending and service.live == live
+            assert len(made) == before + (cls is Counting)
+            proxy.hold.set()
+            try:
+                exc, took = _timed(lambda: session.execute("SELECT release_version FROM system.local", timeout=0.3))
+            finally:
+                proxy.hold.clear()
+            assert 0.3 - 0.01 <= took <= 0.3 + LATE_S and isinstance(exc, OperationTimedOut), (cls, took, exc)
+            assert session.execute("SELECT release_version FROM system.local").one()
+        finally:
+            cluster.shutdown()
+
+
 def test_timeout_none_waits_and_creates_no_timer(held, proxy):
     session, name = held
     service = connection.libev_timers().service
