@@ -183,26 +183,6 @@ include "_pools.pxi"
 include "_plans.pxi"
 
 
-try:
-    from pyfactories import connection as _ours
-    from cassandra.io import libevreactor as _libevreactor
-except Exception:  # the driver raises DependencyException without its libev extension
-    _ours = _libevreactor = None
-cdef object _OUR_LIBEV = None if _ours is None else _ours.TimerQueueLibevConnection
-cdef object _LIBEV_TIMERS = None if _ours is None else _ours.LibevTimers
-cdef tuple _CREATE_TIMER = _steps(((_OUR_LIBEV, "create_timer"), (_LIBEV_TIMERS, "loop"), (_LIBEV_TIMERS, "service")))
-
-
-cdef object _create_timer(connection_class, delay, callback):
-    """``connection_class.create_timer(delay, callback)``; for pyfactories' libev connection, as imported, its
-    steps: the current loop's timer service is given the timer without the classmethod's Python frame."""
-    if connection_class is _OUR_LIBEV and _OUR_LIBEV is not None and _unchanged(_CREATE_TIMER):
-        timers = _ours._libev_timers
-        if type(timers) is _LIBEV_TIMERS and timers.loop is _libevreactor._global_loop:
-            return timers.service.add(delay, callback)
-    return connection_class.create_timer(delay, callback)
-
-
 cdef _init_future(FutureFields future, session, message, query, timeout, prepared_statement, retry_policy,
                   row_factory, load_balancer, start_time, speculative_execution_plan, host, result_metadata, routing_token):
     future.session = session
@@ -232,8 +212,8 @@ cdef _init_future(FutureFields future, session, message, query, timeout, prepare
     future.attempted_hosts = []
     if type(future._spec_execution_plan) is NoSpeculativeExecutionPlan:
         if timeout is not None:
-            future._timer = _create_timer(session.cluster.connection_class, start_time + timeout - _now(),
-                                          future._on_timeout)
+            future._timer = session.cluster.connection_class.create_timer(
+                start_time + timeout - _now(), future._on_timeout)
     else:
         future._start_timer()
     future._continuous_paging_state = None

@@ -142,9 +142,9 @@ def test_a_server_that_stops_answering_times_out_on_time(held, proxy):
 
 
 def test_lean_requests_put_their_timers_on_our_service_or_the_subclass_create_timer(proxy):
-    """Everything on (lean futures on our connection): a request's timer goes to the loop's timer service
-    without the classmethod's frame, and times out on time with the driver's error; a subclass of our class
-    that replaces ``create_timer`` gets it called."""
+    """Everything on (lean futures on our connection): a request's timer goes to the loop's timer service,
+    is cancelled by the answer, and times out on time with the driver's error; a subclass of our class that
+    replaces ``create_timer`` gets it called."""
     import pyfactories
     from pyfactories import futures
 
