@@ -89,29 +89,56 @@ cdef object _lend_unsharded(pool):
     elif disable is not True:
         return None
     conn = (<dict>connections).get(None)
-    if not (conn and not conn.is_closed):
+    if not (conn and not _closed(conn)):
         if conn is not None:
             return None
-        active = [conn for conn in list((<dict>connections).values()) if not conn.is_closed]
+        active = [conn for conn in list((<dict>connections).values()) if not _closed(conn)]
         if not active:
             return None
         for conn in active:  # all checked before the draw: once drawn, no other connection may be lent
-            if not (conn.in_flight < conn.max_request_id and _plain_lock(conn.lock) and _drivers_ids(conn)):
+            if not (_free_stream(conn) and _plain_lock(_lock_of(conn)) and _drivers_ids(conn)):
                 return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _draw(<list>active)
     elif not _drivers_ids(conn):
         return None
-    lock = conn.lock
+    lock = _lock_of(conn)
     if not _plain_lock(lock):  # (read again after a draw, which may run Python code)
         return None
     lock.acquire()
     try:
-        if not conn.is_closed and conn.in_flight < conn.max_request_id:
-            conn.in_flight += 1
+        if not _closed(conn) and _free_stream(conn):
+            fields = plain_fields(conn)  # (asked again: the reads may have run Python code)
+            if fields is not None:
+                in_flight = fields.in_flight  # (its own reference while it is added to)
+                fields.in_flight = in_flight + 1
+            else:
+                conn.in_flight += 1
             return conn, _request_id(conn)
     finally:
         lock.release()
     return None
+
+
+# A connection's attributes as the pool reads them: from its fields where they are its attributes
+# (connection_fields.pxd), each read into a reference of its own; else asked as Python asks them.
+
+cdef inline object _closed(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.is_closed if fields is not None else conn.is_closed
+
+
+cdef inline object _lock_of(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.lock if fields is not None else conn.lock
+
+
+cdef inline bint _free_stream(conn) except -1:
+    """``conn.in_flight < conn.max_request_id``."""
+    cdef ConnectionFields fields = plain_fields(conn)
+    if fields is None:
+        return conn.in_flight < conn.max_request_id
+    in_flight, limit = fields.in_flight, fields.max_request_id
+    return in_flight < limit
 
 
 def lend_unsharded(pool):
