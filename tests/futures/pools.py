@@ -7,6 +7,7 @@ import collections
 import importlib
 import threading
 
+import pytest
 from cassandra.connection import Connection
 
 
@@ -39,3 +40,13 @@ def connection(in_flight=0, max_request_id=127, free_ids=(), highest=-1, closed=
 
 def books(conn):
     return conn.in_flight, list(conn.request_ids), conn.highest_request_id
+
+
+@pytest.fixture(scope="module", params=["dict", "fields"], autouse=True)
+def lent_class(request, spec):
+    """Every test of a module that imports this (with its ``spec`` fixture: the implementation under test)
+    on the driver's connections and on connections with pyfactories' fields (:func:`connection`'s default)."""
+    global default_class
+    default_class = fields_classes(spec)[request.param]
+    yield default_class
+    default_class = Connection

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from . import pools
-from .pools import books, connection
+from .pools import books, connection, lent_class  # noqa: F401 (autouse: both kinds of connection)
 
 MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futures_py"}
 
@@ -24,15 +24,6 @@ MODULES = {"c": "pyfactories.futures._futures", "py": "pyfactories.futures._futu
 @pytest.fixture(scope="module", params=sorted(MODULES), ids=sorted(MODULES))
 def spec(request):
     return importlib.import_module(MODULES[request.param])
-
-
-@pytest.fixture(scope="module", params=["dict", "fields"], autouse=True)
-def lent_class(request, spec):
-    """Every test on the driver's connections and on connections with pyfactories' fields (``pools.connection``'s
-    default class)."""
-    pools.default_class = pools.fields_classes(spec)[request.param]
-    yield pools.default_class
-    pools.default_class = Connection
 
 
 class Submits:
