@@ -38,12 +38,10 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
                    Py_ssize_t body_offset, Py_ssize_t end_pos) except -1:
     """``header``: the frame's ``_Frame``, or ``None`` (built from the other arguments when the
     driver's ``process_msg`` or a log message needs one)."""
-    cdef ConnectionFields fields = plain_fields(conn)  # (None: each attribute asked as Python asks it)
-    if stream < 0 or (fields._continuous_paging_sessions if fields is not None else conn._continuous_paging_sessions) \
-            or (fields.orphaned_request_ids if fields is not None else conn.orphaned_request_ids):
+    if stream < 0 or get_continuous_paging_sessions(conn) or get_orphaned_request_ids(conn):
         _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
-    requests = fields._requests if fields is not None else conn._requests
+    requests = get_requests(conn)
     if type(requests) is not dict:  # replaced by another mapping: the twin's steps
         _py_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
         return 0
@@ -52,21 +50,15 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
         if entry is _MISSING:  # timed out and dropped: the driver's own way (it gives the id back)
             _driver_process_msg(conn, _frame(header, version, flags, stream, opcode, body_offset, end_pos), body)
             return 0
-        if fields is not None:
-            fields.msg_received = True
-        else:
-            conn.msg_received = True
+        set_msg_received(conn, True)
         callback, decoder, result_metadata = entry
         try:
             if DECODE_FEATURES:
-                response = decoder(version, conn.features, conn.user_type_map, stream, flags, opcode, body,
-                                   conn.decompressor, result_metadata)
-            elif fields is not None:  # (the fields in references of their own while the decoder runs)
-                user_type_map, decompressor = fields.user_type_map, fields.decompressor
-                response = decoder(version, user_type_map, stream, flags, opcode, body, decompressor, result_metadata)
+                response = decoder(version, conn.features, get_user_type_map(conn), stream, flags, opcode, body,
+                                   get_decompressor(conn), result_metadata)
             else:
-                response = decoder(version, conn.user_type_map, stream, flags, opcode, body, conn.decompressor,
-                                   result_metadata)
+                response = decoder(version, get_user_type_map(conn), stream, flags, opcode, body,
+                                   get_decompressor(conn), result_metadata)
         except Exception as exc:
             _log.exception("Error decoding response from Cassandra. %s; buffer: %r",
                            _frame(header, version, flags, stream, opcode, body_offset, end_pos),
@@ -76,7 +68,7 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
             conn.defunct(exc)
             return 0
         _deliver(conn, callback, response)
-        _give_back(conn, plain_fields(conn), stream)  # (asked again: the callback ran Python code)
+        _give_back(conn, stream)
     except Exception as exc:  # the driver's process_msg defuncts the connection on any error
         conn.defunct(exc)
     return 0
@@ -98,17 +90,17 @@ cdef int _deliver(conn, callback, response) except -1:
     return 0
 
 
-cdef int _give_back(conn, ConnectionFields fields, int stream) except -1:
-    """:func:`pyfactories.connection._framing_py.give_back` (``fields``: ``conn``'s, or None)."""
-    sessions = fields._continuous_paging_sessions if fields is not None else conn._continuous_paging_sessions
+cdef int _give_back(conn, int stream) except -1:
+    """:func:`pyfactories.connection._framing_py.give_back`."""
+    sessions = get_continuous_paging_sessions(conn)
     if stream in sessions:
         if sessions[stream].released:
             conn.remove_continuous_paging_session(stream)
         return 0
-    lock = fields.lock if fields is not None else conn.lock
+    lock = get_lock(conn)
     lock.acquire()
     try:
-        (fields.request_ids if fields is not None else conn.request_ids).append(stream)
+        get_request_ids(conn).append(stream)
     finally:
         lock.release()
     return 0

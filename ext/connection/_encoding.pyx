@@ -13,7 +13,10 @@ from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.stdint cimport uint32_t
 from libc.string cimport memcpy
 
-from connection_fields cimport ConnectionFields, plain_fields
+from connection_fields cimport (
+    get_allow_beta_protocol_version, get_compressor, get_is_checksumming_enabled, get_is_closed, get_is_defunct,
+    get_protocol_version, get_requests, get_socket_writable,
+)
 
 import io
 
@@ -308,42 +311,19 @@ cdef str _refused(str message, connection):
 
 def send_msg(self, msg, request_id, cb, encoder=ProtocolHandler.encode_message,
              decoder=ProtocolHandler.decode_message, result_metadata=None):
-    """:func:`pyfactories.connection._encoding_py.send_msg`."""
-    cdef ConnectionFields fields = plain_fields(self)
-    if fields is not None:
-        return _send_msg_fields(self, fields, msg, request_id, cb, encoder, decoder, result_metadata)
-    if self.is_defunct:
+    """:func:`pyfactories.connection._encoding_py.send_msg`. The connection's attributes are read as Python reads
+    them, from its fields where they are its attributes (``connection_fields.pxd``)."""
+    if get_is_defunct(self):
         raise ConnectionShutdown(_refused("Connection to %s is defunct" % self.endpoint, self))
-    elif self.is_closed:
+    elif get_is_closed(self):
         raise ConnectionShutdown(_refused("Connection to %s is closed" % self.endpoint, self))
-    elif not self._socket_writable:
+    elif not get_socket_writable(self):
         raise ConnectionBusy("Connection %s is overloaded" % self.endpoint)
-    self._requests[request_id] = (cb, decoder, result_metadata)
+    get_requests(self)[request_id] = (cb, decoder, result_metadata)
     features = self.features if FEATURES else None
-    data = _encoded(encoder, msg, request_id, self.protocol_version, self.compressor,
-                    self.allow_beta_protocol_version, features)
-    if self._is_checksumming_enabled:
-        data = _in_segments(self, data)
-    self.push(data)
-    return len(data)
-
-
-cdef object _send_msg_fields(self, ConnectionFields fields, msg, request_id, cb, encoder, decoder, result_metadata):
-    """``send_msg`` of a connection whose attributes are its fields (the same steps, read from them)."""
-    if fields.is_defunct:
-        raise ConnectionShutdown(_refused("Connection to %s is defunct" % self.endpoint, self))
-    elif fields.is_closed:
-        raise ConnectionShutdown(_refused("Connection to %s is closed" % self.endpoint, self))
-    elif not fields._socket_writable:
-        raise ConnectionBusy("Connection %s is overloaded" % self.endpoint)
-    # each field read into a reference of its own before it is used: Python code run meanwhile (a mapping's
-    # __setitem__, a lying value's method) may replace the field, and so free what it held
-    requests = fields._requests
-    requests[request_id] = (cb, decoder, result_metadata)
-    features = self.features if FEATURES else None
-    protocol_version, compressor, beta = fields.protocol_version, fields.compressor, fields.allow_beta_protocol_version
-    data = _encoded(encoder, msg, request_id, protocol_version, compressor, beta, features)
-    if fields._is_checksumming_enabled:
+    data = _encoded(encoder, msg, request_id, get_protocol_version(self), get_compressor(self),
+                    get_allow_beta_protocol_version(self), features)
+    if get_is_checksumming_enabled(self):
         data = _in_segments(self, data)
     self.push(data)
     return len(data)

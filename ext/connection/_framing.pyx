@@ -15,7 +15,10 @@ from libc.stdint cimport int16_t, int32_t, int8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from cpython.buffer cimport PyBUF_READ
 from cpython.memoryview cimport PyMemoryView_FromMemory
-from connection_fields cimport ConnectionFields, plain_fields
+from connection_fields cimport (
+    get_continuous_paging_sessions, get_decompressor, get_lock, get_orphaned_request_ids, get_request_ids, get_requests,
+    get_user_type_map, set_msg_received,
+)
 
 from io import BytesIO
 from zlib import crc32 as _zlib_crc32

@@ -64,3 +64,108 @@ cdef inline ConnectionFields plain_fields(conn):
             return None
     pf_fields_remember(conn)
     return <ConnectionFields>conn
+
+
+# One attribute read (or store) as Python does it: from (into) the field while ``conn``'s attributes are its
+# fields, asked again at every read (Python code run since may have changed the class); the value read is a
+# reference of the caller's own.
+
+cdef inline object get_is_defunct(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.is_defunct if fields is not None else conn.is_defunct
+
+cdef inline object get_is_closed(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.is_closed if fields is not None else conn.is_closed
+
+cdef inline object get_socket_writable(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields._socket_writable if fields is not None else conn._socket_writable
+
+cdef inline object get_requests(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields._requests if fields is not None else conn._requests
+
+cdef inline object get_protocol_version(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.protocol_version if fields is not None else conn.protocol_version
+
+cdef inline object get_compressor(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.compressor if fields is not None else conn.compressor
+
+cdef inline object get_decompressor(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.decompressor if fields is not None else conn.decompressor
+
+cdef inline object get_allow_beta_protocol_version(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.allow_beta_protocol_version if fields is not None else conn.allow_beta_protocol_version
+
+cdef inline object get_is_checksumming_enabled(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields._is_checksumming_enabled if fields is not None else conn._is_checksumming_enabled
+
+cdef inline object get_lock(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.lock if fields is not None else conn.lock
+
+cdef inline object get_in_flight(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.in_flight if fields is not None else conn.in_flight
+
+cdef inline object get_max_request_id(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.max_request_id if fields is not None else conn.max_request_id
+
+cdef inline object get_request_ids(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.request_ids if fields is not None else conn.request_ids
+
+cdef inline object get_highest_request_id(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.highest_request_id if fields is not None else conn.highest_request_id
+
+cdef inline object get_orphaned_request_ids(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.orphaned_request_ids if fields is not None else conn.orphaned_request_ids
+
+cdef inline object get_orphaned_threshold_reached(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.orphaned_threshold_reached if fields is not None else conn.orphaned_threshold_reached
+
+cdef inline object get_continuous_paging_sessions(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields._continuous_paging_sessions if fields is not None else conn._continuous_paging_sessions
+
+cdef inline object get_msg_received(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.msg_received if fields is not None else conn.msg_received
+
+cdef inline object get_user_type_map(conn):
+    cdef ConnectionFields fields = plain_fields(conn)
+    return fields.user_type_map if fields is not None else conn.user_type_map
+
+cdef inline int set_in_flight(conn, value) except -1:
+    cdef ConnectionFields fields = plain_fields(conn)
+    if fields is not None:
+        fields.in_flight = value
+    else:
+        conn.in_flight = value
+    return 0
+
+cdef inline int set_msg_received(conn, value) except -1:
+    cdef ConnectionFields fields = plain_fields(conn)
+    if fields is not None:
+        fields.msg_received = value
+    else:
+        conn.msg_received = value
+    return 0
+
+cdef inline int set_highest_request_id(conn, value) except -1:
+    cdef ConnectionFields fields = plain_fields(conn)
+    if fields is not None:
+        fields.highest_request_id = value
+    else:
+        conn.highest_request_id = value
+    return 0

@@ -20,46 +20,22 @@ cdef object _borrow(pool):
                        and _bound_as(pool, "_get_connection", _GET_CONNECTION)) or pool.is_shutdown:
         return pool.borrow_connection(2.0)
     conn = pool._connection
-    if not conn:
+    if not conn or get_orphaned_threshold_reached(conn):
         return pool.borrow_connection(2.0)
-    cdef ConnectionFields fields = plain_fields(conn)
-    if fields is not None:
-        lent = _lend_fields(conn, fields)
-        return lent if lent is not None else pool.borrow_connection(2.0)
-    if conn.orphaned_threshold_reached:
-        return pool.borrow_connection(2.0)
-    lock = conn.lock
+    lock = get_lock(conn)
     if not _plain_lock(lock) or not _drivers_ids(conn):
         return pool.borrow_connection(2.0)
     lock.acquire()
     try:
-        if not (conn.orphaned_threshold_reached and conn.is_closed) and conn.in_flight < conn.max_request_id:
-            conn.in_flight += 1
+        if (not (get_orphaned_threshold_reached(conn) and get_is_closed(conn))
+                and get_in_flight(conn) < get_max_request_id(conn)):
+            in_flight = get_in_flight(conn)  # ``conn.in_flight += 1``: read again, added in place, stored
+            in_flight += 1
+            set_in_flight(conn, in_flight)
             return conn, _request_id(conn)
     finally:
         lock.release()
     return pool.borrow_connection(2.0)
-
-
-cdef object _lend_fields(conn, ConnectionFields fields):
-    """:func:`_borrow`'s steps on a connection whose attributes are its fields: ``(conn, request id)``, or
-    None where the driver's method is to be called."""
-    if fields.orphaned_threshold_reached:
-        return None
-    lock = fields.lock
-    if not _plain_lock(lock) or not _drivers_ids(conn):
-        return None
-    lock.acquire()
-    try:
-        if not (fields.orphaned_threshold_reached and fields.is_closed):
-            # read into references of their own: comparing and adding may run Python code that replaces them
-            in_flight, limit = fields.in_flight, fields.max_request_id
-            if in_flight < limit:
-                fields.in_flight = in_flight + 1
-                return conn, _request_id(conn)
-    finally:
-        lock.release()
-    return None
 
 
 cdef inline bint _plain_lock(lock):
@@ -89,56 +65,32 @@ cdef object _lend_unsharded(pool):
     elif disable is not True:
         return None
     conn = (<dict>connections).get(None)
-    if not (conn and not _closed(conn)):
+    if not (conn and not get_is_closed(conn)):
         if conn is not None:
             return None
-        active = [conn for conn in list((<dict>connections).values()) if not _closed(conn)]
+        active = [conn for conn in list((<dict>connections).values()) if not get_is_closed(conn)]
         if not active:
             return None
         for conn in active:  # all checked before the draw: once drawn, no other connection may be lent
-            if not (_free_stream(conn) and _plain_lock(_lock_of(conn)) and _drivers_ids(conn)):
+            if not (get_in_flight(conn) < get_max_request_id(conn) and _plain_lock(get_lock(conn))
+                    and _drivers_ids(conn)):
                 return None  # the driver's draw, which may find a connection without a free stream (its wait)
         conn = _draw(<list>active)
     elif not _drivers_ids(conn):
         return None
-    lock = _lock_of(conn)
+    lock = get_lock(conn)
     if not _plain_lock(lock):  # (read again after a draw, which may run Python code)
         return None
     lock.acquire()
     try:
-        if not _closed(conn) and _free_stream(conn):
-            fields = plain_fields(conn)  # (asked again: the reads may have run Python code)
-            if fields is not None:
-                in_flight = fields.in_flight  # (its own reference while it is added to)
-                fields.in_flight = in_flight + 1
-            else:
-                conn.in_flight += 1
+        if not get_is_closed(conn) and get_in_flight(conn) < get_max_request_id(conn):
+            in_flight = get_in_flight(conn)  # ``conn.in_flight += 1``: read again, added in place, stored
+            in_flight += 1
+            set_in_flight(conn, in_flight)
             return conn, _request_id(conn)
     finally:
         lock.release()
     return None
-
-
-# A connection's attributes as the pool reads them: from its fields where they are its attributes
-# (connection_fields.pxd), each read into a reference of its own; else asked as Python asks them.
-
-cdef inline object _closed(conn):
-    cdef ConnectionFields fields = plain_fields(conn)
-    return fields.is_closed if fields is not None else conn.is_closed
-
-
-cdef inline object _lock_of(conn):
-    cdef ConnectionFields fields = plain_fields(conn)
-    return fields.lock if fields is not None else conn.lock
-
-
-cdef inline bint _free_stream(conn) except -1:
-    """``conn.in_flight < conn.max_request_id``."""
-    cdef ConnectionFields fields = plain_fields(conn)
-    if fields is None:
-        return conn.in_flight < conn.max_request_id
-    in_flight, limit = fields.in_flight, fields.max_request_id
-    return in_flight < limit
 
 
 def lend_unsharded(pool):
@@ -148,16 +100,15 @@ def lend_unsharded(pool):
 
 cdef object _request_id(conn):
     """``pyfactories.futures._pools_py.request_id``."""
-    cdef ConnectionFields fields = plain_fields(conn)
-    ids = fields.request_ids if fields is not None else conn.request_ids
+    ids = get_request_ids(conn)
     if type(ids) is _deque and ids:
         return ids.popleft()
     try:
         return ids.popleft()
     except IndexError:
-        new_request_id = conn.highest_request_id + 1
-        assert new_request_id <= conn.max_request_id
-        conn.highest_request_id = new_request_id
+        new_request_id = get_highest_request_id(conn) + 1
+        assert new_request_id <= get_max_request_id(conn)
+        set_highest_request_id(conn, new_request_id)
         return new_request_id
 
 
@@ -206,21 +157,20 @@ cdef _return_connection(pool, connection):
     if type(condition) is not _Condition:
         pool.return_connection(connection)
         return
-    cdef ConnectionFields fields = plain_fields(connection)
-    lock = fields.lock if fields is not None else connection.lock
+    lock = get_lock(connection)
     if _plain_lock(lock):  # what ``with`` does, without its two bound methods
         lock.acquire()
         try:
-            if fields is not None:
-                in_flight = fields.in_flight  # (its own reference while it is subtracted from)
-                fields.in_flight = in_flight - 1
-            else:
-                connection.in_flight -= 1
+            in_flight = get_in_flight(connection)  # ``connection.in_flight -= 1``
+            in_flight -= 1
+            set_in_flight(connection, in_flight)
         finally:
             lock.release()
     else:
         with lock:
-            connection.in_flight -= 1
+            in_flight = get_in_flight(connection)  # ``connection.in_flight -= 1``
+            in_flight -= 1
+            set_in_flight(connection, in_flight)
     lock = condition._lock  # what ``with condition`` takes
     if _plain_lock(lock):
         lock.acquire()
@@ -233,9 +183,7 @@ cdef _return_connection(pool, connection):
         with lock:
             if condition._waiters:
                 condition.notify()
-    fields = plain_fields(connection)  # (asked again: waking a waiter may have run Python code)
-    if ((fields.is_defunct if fields is not None else connection.is_defunct)
-            or (fields.is_closed if fields is not None else connection.is_closed) or connection in pool._trash):
+    if get_is_defunct(connection) or get_is_closed(connection) or connection in pool._trash:
         pool.return_connection(connection, stream_was_orphaned=True)  # the rest of the driver's method
 
 

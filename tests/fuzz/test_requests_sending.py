@@ -58,8 +58,8 @@ class Lying(int):
             conn.request_ids = collections.deque()
         elif self.act == "raise":
             raise ArithmeticError("lying number")
-        elif self.act == "replace":  # what was compared or added, freed unless the caller holds it
-            conn.in_flight, conn.max_request_id, conn.highest_request_id = 2**71, 2**71 + 5, 2**71 + 1
+        elif self.act == "replace":  # what is compared or added, replaced by equal objects: freed unless held
+            conn.in_flight, conn.max_request_id = _fresh(conn.in_flight), _fresh(conn.max_request_id)
             return NotImplemented
         return None
 
@@ -72,6 +72,11 @@ class Lying(int):
         if self._act() is NotImplemented:
             return NotImplemented
         return int(self) + other
+
+
+def _fresh(value):
+    """A new object equal to ``value`` (so a comparison or sum made again gives what it gave)."""
+    return value + 0.0 if isinstance(value, float) else int(str(int(value)))
 
 
 class OddIds(collections.deque):
