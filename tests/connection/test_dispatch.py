@@ -18,6 +18,7 @@ from cassandra.marshal import int32_pack
 from cassandra.protocol import ProtocolHandler
 
 from pyfactories import _driver, decoding
+from tests.connection_fields import fields_of
 
 MODULES = {"c": "pyfactories.connection._framing", "py": "pyfactories.connection._framing_py"}
 VERSION = 4
@@ -167,12 +168,6 @@ def logged(caplog) -> list[tuple]:
     """The records, the connection's id left out (each run has its own connection)."""
     return [(r.name, r.levelname, re.sub(r"\(\d+\)", "(id)", r.getMessage()), r.exc_info and r.exc_info[0].__name__)
             for r in caplog.records]
-
-
-def fields_of(module):
-    """The ``ConnectionFields`` of the implementation of ``module`` (compiled or the twin)."""
-    name = "_fields_py" if module.__name__.endswith("_py") else "_fields"
-    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
 
 
 @pytest.mark.parametrize("with_fields", [False, True], ids=["dict", "fields"])

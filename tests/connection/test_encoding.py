@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pyfactories.connection import _framing
 from pyfactories.connection._encoding_py import FEATURES, LAST_ERROR
 from pyfactories import decoding
+from tests.connection_fields import fields_of
 
 MODULES = {"c": "pyfactories.connection._encoding", "py": "pyfactories.connection._encoding_py"}
 
@@ -44,12 +45,6 @@ def protocol_features(use_metadata_id=False, tablets_routing_v2=False):
     from cassandra.protocol_features import ProtocolFeatures
 
     return ProtocolFeatures(use_metadata_id=use_metadata_id, tablets_routing_v2=tablets_routing_v2)
-
-
-def fields_of(module):
-    """The ``ConnectionFields`` of the implementation of ``module`` (compiled or the twin)."""
-    name = "_fields_py" if module.__name__.endswith("_py") else "_fields"
-    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
 
 
 def outcome(fn, *args, **kwargs):

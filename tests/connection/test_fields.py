@@ -35,7 +35,8 @@ class Sending(Connection):
 
 def test_fields_start_as_the_drivers_class_attributes(impl):
     fields_class = impl[0]
-    made = type("Made", (fields_class, Connection), {}).__new__(type("Made", (fields_class, Connection), {}))
+    made_class = type("Made", (fields_class, Connection), {})
+    made = made_class.__new__(made_class)
     assert {n: getattr(made, n) for n in FIELDS} == {n: getattr(Connection, n, None) for n in FIELDS}
     conn = type("Conn", (fields_class, Sending), {})()
     driver = Sending()

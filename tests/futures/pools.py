@@ -4,11 +4,12 @@ tests of borrowing from each driver line's pool)."""
 from __future__ import annotations
 
 import collections
-import importlib
 import threading
 
 import pytest
 from cassandra.connection import Connection
+
+from tests.connection_fields import fields_of
 
 
 #: the class :func:`connection` makes by default: the driver's, or one whose first base is a ``ConnectionFields``
@@ -19,9 +20,7 @@ default_class: type = Connection
 def fields_classes(spec_module) -> dict[str, type]:
     """The connection classes to lend from: the driver's, and the driver's under the ``ConnectionFields`` of
     the implementation of ``spec_module`` (compiled or the twin)."""
-    name = "_fields_py" if spec_module.__name__.endswith("_py") else "_fields"
-    fields = importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
-    return {"dict": Connection, "fields": type("FieldsConnection", (fields, Connection), {})}
+    return {"dict": Connection, "fields": type("FieldsConnection", (fields_of(spec_module), Connection), {})}
 
 
 def connection(in_flight=0, max_request_id=127, free_ids=(), highest=-1, closed=False, orphaned=False,

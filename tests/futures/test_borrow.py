@@ -153,7 +153,8 @@ def test_borrowing_reads_what_a_subclass_puts_in_front_of_a_field(spec):
 
     conn = Counting.__new__(Counting)
     conn.lock, conn.in_flight, conn.request_ids = threading.RLock(), 0, collections.deque([3])
-    plain = type("Plain", (fields_class, Connection), {}).__new__(type("Plain", (fields_class, Connection), {}))
+    plain_class = type("Plain", (fields_class, Connection), {})
+    plain = plain_class.__new__(plain_class)
     plain.lock, plain.in_flight, plain.request_ids, plain.max_request_id = threading.RLock(), 0, collections.deque([3]), 9
     lender = pool(plain)
     assert spec.borrow_connection(lender) == (plain, 3) and plain.in_flight == 1

@@ -6,7 +6,6 @@ against ``threading.Event``, and the callback methods, answers, messages and str
 from __future__ import annotations
 
 import gc
-import importlib
 import threading
 import time
 from functools import partial
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from pyfactories import futures
 from pyfactories.futures import _futures_py
+from tests.connection_fields import fields_of
 
 #: whether the driver's futures can abort a retry (scylla-driver's with tablet versions)
 ABORTABLE = hasattr(ResponseFuture, "_abort_retry")
@@ -393,12 +393,6 @@ class Connection:
 
     def close(self):
         self.closed_by_pool += 1
-
-
-def fields_of(spec_module):
-    """The ``ConnectionFields`` of the implementation of ``spec_module`` (compiled or the twin)."""
-    name = "_fields_py" if spec_module.__name__.endswith("_py") else "_fields"
-    return importlib.import_module(f"pyfactories.connection.{name}").ConnectionFields
 
 
 def host_connection(connection, trashed=False):
