@@ -9,6 +9,8 @@ keyed by the timer, for O(1) removal anywhere and O(1) removal from the front).
 """
 
 cimport cython
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void *op)
 from cpython.pythread cimport (
     PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock, PyThread_release_lock,
     PyThread_type_lock, WAIT_LOCK,
@@ -64,11 +66,20 @@ cdef inline tuple _entry(e):
 @cython.final
 @cython.auto_pickle(False)  # no state from Python: its queue and service are the service's own
 cdef class TimerHandle:
-    """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it."""
+    """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it.
+
+    Once cancelled or fired it lets go of its service and callback, and leaves the cyclic GC: nothing can
+    be stored in it from Python, so it can lead nowhere (a finished request future keeps its timer)."""
     cdef TimerService _service
     cdef _Queue _queue
     cdef readonly double deadline
-    cdef public object callback
+    cdef readonly object callback
+
+    cdef inline void _done(self):
+        """Fired or cancelled: no references left, none to come."""
+        self._service = None
+        self.callback = None
+        PyObject_GC_UnTrack(<void *>self)
 
     @property
     def pending(self):
@@ -209,10 +220,10 @@ cdef class TimerService:
                 return
             del queue.timers[handle]
             handle._queue = None
-            handle.callback = None
             self.live -= 1
         finally:
             self._lock.release()
+        handle._done()
 
     def fire(self, now=None):
         """Run the callbacks of every timer due by ``now`` (default: the clock), in deadline order
@@ -252,7 +263,8 @@ cdef class TimerService:
         finally:
             self._lock.release()
         for head in due:
-            callback, head.callback = head.callback, None
+            callback = head.callback
+            head._done()
             try:
                 callback()
             except Exception:

@@ -1,6 +1,7 @@
 # Included by _futures.pyx: the future's completion event and its callbacks (pyfactories.futures._futures_py's
 # Once, set_final_result, set_final_exception, wake_awaiter, add_callback, add_errback and add_callbacks).
 
+@cython.no_gc  # it holds a lock or None: nothing that can lead back to it
 cdef class Once:
     """``threading.Event``'s ``is_set``, ``set``, ``clear`` and ``wait``, for one future."""
 

@@ -8,6 +8,7 @@ C and makes a lock only for a thread that waits on an unset future. The GIL orde
 again before blocking; each woken waiter releases the lock for the next one.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
@@ -23,6 +24,8 @@ from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
     object PyObject_GenericGetAttr(object o, object name)
+    bint PyObject_IS_GC(object o)
+    void PyObject_GC_UnTrack(void *op)
 
 import logging
 import threading
@@ -61,6 +64,15 @@ cdef object _LOCAL = HostDistance.LOCAL
 cdef object _REMOTE = HostDistance.REMOTE
 cdef object _MIN_LONG = MIN_LONG
 cdef object _MAX_LONG = MAX_LONG
+
+
+cdef object _untracked_lock():
+    """``threading.Lock()``; the lock the driver's own lock type makes is left out of the cyclic GC: it holds
+    no reference a cycle could run through, and every finished future a caller keeps holds one."""
+    lock = _Lock()
+    if type(lock) is _LockType and PyObject_IS_GC(lock):
+        PyObject_GC_UnTrack(<void *>lock)
+    return lock
 
 
 include "_fields.pxi"
@@ -197,7 +209,7 @@ cdef _init_future(FutureFields future, session, message, query, timeout, prepare
     future._retry_policy = retry_policy
     future._metrics = session._metrics
     future.prepared_statement = prepared_statement
-    future._callback_lock = _Lock()
+    future._callback_lock = _untracked_lock()
     future._start_time = start_time
     future._host = host
     if _SCYLLA:

@@ -177,6 +177,7 @@ cdef class TokenAwarePlan:
     ``next`` from inside a step is refused, and an error ends the plan."""
 
     cdef object policy, working_keyspace, query, keyspace, child, replicas, replica_iter, child_plan
+    cdef Py_ssize_t replica_at  # with ``replica_iter`` None: the next replica's index in the list ``replicas``
     cdef int state
     cdef bint running
 
@@ -200,16 +201,32 @@ cdef class TokenAwarePlan:
         if policy.shuffle_replicas:
             _shuffle(replicas)
         self.replicas = replicas
-        self.replica_iter = iter(replicas)
+        # a list is walked by index, as its iterator walks it, without the iterator object a request would keep
+        self.replica_iter = None if type(replicas) is list else iter(replicas)
+        self.replica_at = 0
         self.state = REPLICAS
+
+    cdef object _next_replica(self):
+        """The next replica, or _END; a list's length read at each step, as its iterator reads it."""
+        cdef list replicas
+        if self.replica_iter is not None:
+            return next(self.replica_iter, _END)
+        replicas = self.replicas
+        if replicas is None or self.replica_at < 0 or self.replica_at >= len(replicas):
+            self.replica_at = -1  # ended, as an iterator stays ended once the list ran out
+            return _END
+        self.replica_at += 1
+        return replicas[self.replica_at - 1]
 
     cdef object _step(self):
         if self.state == NOT_STARTED:
             self._start()
         if self.state == REPLICAS:
-            for replica in self.replica_iter:
+            replica = self._next_replica()
+            while replica is not _END:
                 if replica.is_up and _distance(self.child, replica) == _LOCAL:
                     return replica
+                replica = self._next_replica()
             self.replica_iter = None
             self.child_plan = iter(self.child.make_query_plan(self.keyspace, self.query))
             self.state = CHILD_SKIPPING_REPLICAS

@@ -152,7 +152,7 @@ class TimerService:
                 return
             del queue[handle]
             handle._queue = None
-            handle.callback = None
+            handle.callback = handle._service = None  # done: it keeps nothing (the compiled one leaves the GC)
             self.live -= 1
 
     def fire(self, now: float | None = None) -> float:
@@ -180,7 +180,7 @@ class TimerService:
             self.live -= len(due)
             self.wake_at = heads[0][0] if heads else INF
         for handle in due:
-            callback, handle.callback = handle.callback, None
+            callback, handle.callback, handle._service = handle.callback, None, None
             try:
                 callback()  # type: ignore[misc]
             except Exception:

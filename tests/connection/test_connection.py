@@ -115,6 +115,28 @@ def test_cancel_drops_the_callback_at_once(svc):
     assert svc.fired == []
 
 
+@pytest.mark.parametrize("ends", ["cancelled", "fired"])
+def test_a_finished_timer_keeps_nothing(timers, svc, ends):
+    """A request future keeps its timer after it finishes: cancelled or fired, the timer lets go of its
+    service and callback; the compiled one also leaves the cyclic GC, and nothing can be stored in it."""
+    def callback():
+        svc.fired.append("done")
+
+    handle = svc.timers.add(1.0, callback)
+    compiled = timers.__name__.endswith("._timers")
+    assert gc.is_tracked(handle) or not compiled  # pending: its callback can lead back to it
+    handle.cancel() if ends == "cancelled" else svc.advance_to(102.0)
+    assert not handle.pending and handle.callback is None
+    kept = gc.get_referents(handle)
+    assert svc.timers not in kept and callback not in kept
+    if compiled:
+        assert not gc.is_tracked(handle)
+        with pytest.raises(AttributeError):
+            handle.callback = callback
+    handle.cancel()  # once more: nothing happens
+    assert svc.fired == ([] if ends == "cancelled" else ["done"])
+
+
 def test_cancel_in_the_middle_keeps_the_others(svc):
     handles = [svc.add(1.0, i) for i in range(5)]
     handles[0].cancel()

@@ -15,13 +15,13 @@ from .planning import POLICY_CASES, hosts_of, token_aware_policy, walk
 class Metadata:
     """The cluster metadata a TokenAwarePolicy asks: replicas per (keyspace, routing key)."""
 
-    def __init__(self, replicas):
-        self.replicas = replicas
+    def __init__(self, replicas, kind=list):
+        self.replicas, self.kind = replicas, kind
         self.asked = []
 
     def get_replicas(self, keyspace, key):
         self.asked.append((keyspace, key))
-        return list(self.replicas)  # a new list each time: shuffling one leaves the next as it was
+        return self.kind(self.replicas)  # a new one each time: shuffling one leaves the next as it was
 
 
 class Statement:
@@ -39,13 +39,14 @@ plans = st.fixed_dictionaries({
                                              st.sampled_from([None, b"key"]), st.booleans())),
     "working": st.sampled_from([None, "w"]),
     "take": st.integers(0, 8),
+    "kind": st.sampled_from([list, tuple]),  # a list is walked by index, anything else by its iterator
 })
 
 
 def _policy(case):
     hosts = hosts_of(case)
     replicas = [hosts[i] for i in case["replicas"] if i < len(hosts)]
-    metadata = Metadata(replicas)
+    metadata = Metadata(replicas, case.get("kind", list))
     return token_aware_policy(case, metadata, hosts), metadata
 
 

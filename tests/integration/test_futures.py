@@ -478,3 +478,26 @@ def test_no_futures_kept_after_a_long_run(sessions):
     before = settled()
     run(5000)
     assert settled() <= before == 0
+
+
+def test_kept_results_leave_out_of_the_collector_what_cannot_lead_back(sessions):
+    """Results kept in a list (``execute_concurrent``'s) keep their futures: a finished lean future's event
+    and lock hold no reference a cycle could run through, so the compiled module leaves them out of the
+    cyclic GC, and its listeners are let go when the helper clears them. All of them still work as the
+    driver's: the lock is taken, a callback added afterwards runs with the result."""
+    ours, _ = sessions
+    insert = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (5, ?, ?)")
+    results = concurrent.execute_concurrent_with_args(ours, insert, [(c, "v") for c in range(40)], concurrency=8)
+    compiled = futures._spec.__name__.endswith("._futures")
+    for ok, result in results:
+        assert ok
+        future = result.response_future
+        assert type(future) is futures.LeanResponseFuture
+        if compiled:
+            assert not gc.is_tracked(future._event) and not gc.is_tracked(future._callback_lock)
+            assert future._callbacks is None and future._errbacks is None
+        with future._callback_lock:
+            assert future._callback_lock.locked()
+        seen = []
+        future.add_callback(seen.append)
+        assert seen == [None] and future._event.is_set()
