@@ -87,8 +87,9 @@ cdef class TimerHandle:
         return self._queue is not None
 
     def cancel(self):
-        if self._queue is not None and self._service is not None:
-            self._service._cancel(self)
+        cdef TimerService service = self._service  # owned here: a fire() meanwhile lets go of the handle's
+        if self._queue is not None and service is not None:
+            service._cancel(self)
 
     def __repr__(self):
         state = "pending" if self._queue is not None else "done"

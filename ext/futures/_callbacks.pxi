@@ -1,12 +1,20 @@
 # Included by _futures.pyx: the future's completion event and its callbacks (pyfactories.futures._futures_py's
 # Once, set_final_result, set_final_exception, wake_awaiter, add_callback, add_errback and add_callbacks).
 
-@cython.no_gc  # it holds a lock or None: nothing that can lead back to it
+@cython.auto_pickle(False)  # nothing is stored in it from Python
 cdef class Once:
-    """``threading.Event``'s ``is_set``, ``set``, ``clear`` and ``wait``, for one future."""
+    """``threading.Event``'s ``is_set``, ``set``, ``clear`` and ``wait``, for one future.
+
+    Out of the cyclic GC while it holds nothing or a lock of the C type (which holds no references: a kept
+    result's future keeps its event); tracked again if a waiter makes a lock of another kind (a green-thread
+    library's), or if it is an instance of a subclass."""
 
     cdef bint _flag
     cdef object _lock  # None, or held while the flag is unset and a waiter made it
+
+    def __cinit__(self):
+        if type(self) is Once:
+            PyObject_GC_UnTrack(<void *>self)
 
     def is_set(self):
         return self._flag
@@ -32,6 +40,8 @@ cdef class Once:
         if lock is None:
             lock = allocate_lock()
             lock.acquire()
+            if type(lock) is not _C_LOCK and not PyObject_GC_IsTracked(self):
+                PyObject_GC_Track(<void *>self)
             self._lock = lock
             if self._flag:
                 return True

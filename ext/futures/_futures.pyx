@@ -25,6 +25,8 @@ from cpython.object cimport PyObject, PyTypeObject
 cdef extern from "Python.h":
     object PyObject_GenericGetAttr(object o, object name)
     bint PyObject_IS_GC(object o)
+    bint PyObject_GC_IsTracked(object o)
+    void PyObject_GC_Track(void *op)
     void PyObject_GC_UnTrack(void *op)
 
 import logging
@@ -66,11 +68,17 @@ cdef object _MIN_LONG = MIN_LONG
 cdef object _MAX_LONG = MAX_LONG
 
 
+#: CPython's own lock type (``_thread.lock``), which holds no reference but its type; None if the lock
+#: ``_thread`` made at import is another (a green-thread library's, patched in before)
+cdef object _C_LOCK = (_LockType if (_LockType.__module__, _LockType.__qualname__) == ("_thread", "lock")
+                       and PyObject_IS_GC(allocate_lock()) else None)
+
+
 cdef object _untracked_lock():
-    """``threading.Lock()``; the lock the driver's own lock type makes is left out of the cyclic GC: it holds
-    no reference a cycle could run through, and every finished future a caller keeps holds one."""
+    """``threading.Lock()``, left out of the cyclic GC when it is CPython's own lock: no cycle can run through
+    it, and every finished future a caller keeps holds one."""
     lock = _Lock()
-    if type(lock) is _LockType and PyObject_IS_GC(lock):
+    if type(lock) is _C_LOCK:
         PyObject_GC_UnTrack(<void *>lock)
     return lock
 

@@ -72,15 +72,20 @@ class _Queue(OrderedDict):
 
 
 class TimerHandle:
-    """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it."""
+    """What ``create_timer`` returns: ``cancel()`` is all the driver calls on it. Once cancelled or fired it
+    lets go of its service and callback (``callback`` is read-only)."""
 
-    __slots__ = ("_service", "_queue", "deadline", "callback")
+    __slots__ = ("_service", "_queue", "deadline", "_callback")
 
     def __init__(self, service: TimerService, queue: _Queue, deadline: float, callback: Callable[[], object]) -> None:
-        self._service = service
+        self._service: TimerService | None = service
         self._queue: _Queue | None = queue
         self.deadline = deadline
-        self.callback: Callable[[], object] | None = callback
+        self._callback: Callable[[], object] | None = callback
+
+    @property
+    def callback(self) -> Callable[[], object] | None:
+        return self._callback
 
     @property
     def pending(self) -> bool:
@@ -88,8 +93,13 @@ class TimerHandle:
         return self._queue is not None
 
     def cancel(self) -> None:
-        if self._queue is not None:
-            self._service._cancel(self)
+        service = self._service  # read once: a fire() on the loop's thread may let go of it meanwhile
+        if self._queue is not None and service is not None:
+            service._cancel(self)
+
+    def _done(self) -> None:
+        """Fired or cancelled: called outside the service's lock (dropping the callback may run any code)."""
+        self._callback = self._service = None
 
     def __repr__(self) -> str:
         state = "pending" if self._queue is not None else "done"
@@ -152,8 +162,8 @@ class TimerService:
                 return
             del queue[handle]
             handle._queue = None
-            handle.callback = handle._service = None  # done: it keeps nothing (the compiled one leaves the GC)
             self.live -= 1
+        handle._done()
 
     def fire(self, now: float | None = None) -> float:
         """Run the callbacks of every timer due by ``now`` (default: the clock), in deadline order
@@ -180,7 +190,8 @@ class TimerService:
             self.live -= len(due)
             self.wake_at = heads[0][0] if heads else INF
         for handle in due:
-            callback, handle.callback, handle._service = handle.callback, None, None
+            callback = handle.callback
+            handle._done()
             try:
                 callback()  # type: ignore[misc]
             except Exception:

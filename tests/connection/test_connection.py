@@ -18,6 +18,7 @@ from cassandra.connection import Connection
 from pyfactories import _driver, _support, connection, decoding
 from pyfactories.connection._timers_py import INF
 
+SETTLE_S = 10.0
 TIMER_MODULES = {"c": "pyfactories.connection._timers", "py": "pyfactories.connection._timers_py"}
 
 
@@ -135,6 +136,59 @@ def test_a_finished_timer_keeps_nothing(timers, svc, ends):
             handle.callback = callback
     handle.cancel()  # once more: nothing happens
     assert svc.fired == ([] if ends == "cancelled" else ["done"])
+
+
+@pytest.mark.parametrize("ends", ["cancelled", "fired"])
+def test_a_callback_let_go_may_arm_another_timer(svc, ends):
+    """Letting go of a finished timer's callback runs its finalizer, outside the service's lock: one that
+    arms another timer on the same service neither waits forever nor is lost."""
+    class Callback:
+        def __call__(self):
+            svc.fired.append("fired")
+
+        def __del__(self):
+            svc.add(5.0, "armed by the finalizer")
+
+    handle = svc.timers.add(1.0, Callback())
+    worker = threading.Thread(target=handle.cancel if ends == "cancelled" else lambda: svc.advance_to(102.0),
+                              daemon=True)  # (one that waits forever must not keep the tests from ending)
+    worker.start()
+    worker.join(SETTLE_S)
+    assert not worker.is_alive(), "the service's lock was held while the callback was let go"
+    assert svc.timers.live == 1 and svc.fired == ([] if ends == "cancelled" else ["fired"])
+    svc.advance_to(200.0)
+    assert svc.fired[-1] == "armed by the finalizer"
+
+
+def test_a_cancel_that_finds_the_timer_fired_meanwhile_does_nothing():
+    """The loop's thread may fire a timer between the two steps of another thread's ``cancel()``: run at that
+    point of the twin's lines by a trace function, the cancel then finds nothing to do. (The compiled
+    ``cancel`` has no such point; the race with its lock is the regression corpus's.)"""
+    import sys
+
+    from pyfactories.connection import _timers_py
+
+    svc = Service(_timers_py)
+    handle = svc.add(1.0, "due")
+    fired_in_between = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code is not _timers_py.TimerHandle.cancel.__code__:
+            return None
+
+        def local(frame, event, arg):
+            if event == "line" and "service" in frame.f_locals and not fired_in_between:
+                fired_in_between.append(svc.advance_to(200.0))
+            return local
+        return local
+
+    sys.settrace(tracer)
+    try:
+        handle.cancel()
+    finally:
+        sys.settrace(None)
+    assert fired_in_between and svc.fired == ["due"]
+    assert not handle.pending and handle.callback is None and svc.timers.live == 0
 
 
 def test_cancel_in_the_middle_keeps_the_others(svc):

@@ -126,6 +126,30 @@ def test_once_clear_then_set_again_wakes_a_new_waiter(spec):
     assert event.is_set()
 
 
+def test_the_compiled_once_is_out_of_the_collector_and_cannot_be_given_state():
+    """A finished future a caller keeps keeps its event: the compiled one holds nothing or a lock of the C
+    type, so it stays out of the cyclic GC (a subclass's instance, which has a dict, is tracked), and
+    nothing can be stored in it from Python (no pickling, no state to set)."""
+    import pickle
+
+    from pyfactories.futures import _futures
+
+    once = _futures.Once()
+    assert not gc.is_tracked(once)
+    assert once.wait(0.001) is False  # a waiter made its lock (CPython's own): still out of the collector
+    assert not gc.is_tracked(once)
+    once.set()
+    assert once.wait() is True and not gc.is_tracked(once)
+    assert not hasattr(once, "__setstate_cython__") and not hasattr(once, "__reduce_cython__")
+    with pytest.raises(TypeError):
+        pickle.dumps(once)
+
+    class Kept(_futures.Once):
+        pass
+
+    assert gc.is_tracked(Kept())
+
+
 def test_once_set_races_waiters(spec):
     """Many set/wait races: no waiter misses a set (each would block until its timeout)."""
     for _ in range(300):
