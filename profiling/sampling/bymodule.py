@@ -16,17 +16,21 @@ from ..factories import of_family
 _BY_MODULE_NATIVE = {"row_parser": "deserialization", "obj_parser": "deserialization",
                      "deserializers": "deserialization", "cython_marshal": "deserialization",
                      "numpy_parser": "deserialization", "_rows": "row_factory",
-                     "_framing": "framing", "_aio": "dispatch", "libevwrapper": "socket", "libev": "socket"}
+                     "_framing": "framing", "_aio": "dispatch", "libevwrapper": "socket", "libev": "socket",
+                     "_libev_turn": "socket"}
 #: pyfactories' connection classes (``connection.cluster_options()``) as the driver's reactors are
 #: classified: their timer service is timers, the twin of their compiled framing is framing, a
 #: ``push`` of their coalesced writes is the request path, the rest of them (writes, the prepare
-#: watcher that re-arms their reactor timer) is the reactor's, socket. Before the rule that takes
+#: watcher that re-arms their reactor timer and does the driver's prepare step) is the reactor's,
+#: socket. Before the rule that takes
 #: the rest of the package for row factories.
 _PYFACTORIES_CONNECTION = [
     ("pyfactories/connection/_timers_py.py", (), "timers"),
     ("pyfactories/connection/__init__.py", ("create_timer", "libev_timers", "_timers", "_wake", "_arm", "_on_timer"),
      "timers"),
     ("pyfactories/connection/__init__.py", (), "socket"),
+    ("pyfactories/connection/_libev_turn_py.py", ("on_timer",), "timers"),
+    ("pyfactories/connection/_libev_turn_py.py", (), "socket"),
     ("pyfactories/connection/_framing_py.py", (), "framing"),
     ("pyfactories/connection/_writes_py.py", ("push",), "request"),
     ("pyfactories/connection/_writes_py.py", (), "socket"),

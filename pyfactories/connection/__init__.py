@@ -17,7 +17,8 @@ already requested; compiled in ``pyfactories.connection._timers``). What a timeo
 still creates no timer. Heartbeats do not use timers (they run on their own thread).
 
 * :class:`TimerQueueLibevConnection` (``LibevConnection``): one reactor timer of ours on the
-  driver's libev loop, re-armed by a prepare watcher of ours before the loop blocks;
+  driver's libev loop, re-armed before the loop blocks by a prepare watcher of ours, which also does the
+  driver's own prepare step, in C when it has nothing to do (:mod:`pyfactories.connection._libev_turn_py`);
 * :class:`TimerQueueAsyncioConnection` (``AsyncioConnection``): one ``loop.call_at`` handle.
 
 Both also read their bytes with :class:`CompiledFraming`: the v4 frames and v5 segments a read
@@ -31,7 +32,6 @@ coalesce their writes (:mod:`pyfactories.connection._writes_py`).
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from typing import Any, Callable
 
@@ -50,11 +50,13 @@ if COMPILED:
     from . import _encoding as encoding
     from . import _framing as framing
     from ._fields import ConnectionFields
+    from ._libev_turn import LibevTurn
     from ._timers import TimerService
 else:
     from . import _encoding_py as encoding
     from . import _framing_py as framing
     from ._fields_py import ConnectionFields
+    from ._libev_turn_py import LibevTurn
     from ._timers_py import TimerService
 
 _attach_lock = threading.Lock()
@@ -62,40 +64,18 @@ _attach_lock = threading.Lock()
 
 class LibevTimers:
     """The timer service of one driver ``LibevLoop``: a libev timer armed at the service's
-    :attr:`~TimerService.wake_at` by a prepare watcher (libev watchers are only touched on the
-    loop's thread); another thread that needs an earlier wake-up sends the loop's notifier."""
+    :attr:`~TimerService.wake_at` before the loop blocks, by :class:`LibevTurn` (the loop's prepare
+    watcher, which also runs the driver's own step only on a turn that has something to do; libev
+    watchers are only touched on the loop's thread); another thread that needs an earlier wake-up sends
+    the loop's notifier."""
 
     def __init__(self, loop: Any, libev: Any) -> None:
         self.loop = loop
         self.service = TimerService(self._wake)
-        self._armed: float | None = INF  # what the libev timer is set for (None: must be set again)
-        self._timer = libev.Timer(loop._loop, self._on_timer)
-        self._prepare = libev.Prepare(loop._loop, self._before_wait)
-        loop._loop.unref()  # as the driver does for its own: the prepare watcher keeps no loop running
-        self._prepare.start()
+        self.turn = LibevTurn(loop, self.service, libev)
 
     def _wake(self, deadline: float) -> None:
         wake_loop(self.loop)  # (not on the loop's thread: its prepare watcher arms it before the loop blocks)
-
-    def _before_wait(self, _prepare: Any) -> None:
-        service = self.service
-        if self.loop._shutdown:
-            at = INF
-        else:
-            if not service.live and service.wake_at != INF:
-                service.idle()  # nothing pending: stop the timer so the loop may end with its connections
-            at = service.wake_at
-        if at == self._armed:
-            return
-        self._armed = at
-        if at == INF:
-            self._timer.stop()
-        else:
-            self._timer.start(max(at - time.monotonic(), 0.0))
-
-    def _on_timer(self) -> None:
-        self._armed = None
-        self.service.fire()
 
 
 class AsyncioTimers:

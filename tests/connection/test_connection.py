@@ -500,16 +500,17 @@ def libev_side():
 
 def test_libev_side_arms_its_timer_before_the_loop_blocks(libev_side):
     loop, timers = libev_side
-    assert timers._prepare.started and loop._loop.unrefs == 1
+    assert timers.turn.prepare.started and loop._loop.unrefs == 0
     added = time.monotonic()
     timers.service.add(5.0, lambda: None)
     assert loop.notified == 0            # added on the loop's thread: no wake-up needed
-    timers._before_wait(timers._prepare)
+    timers.turn(timers.turn.prepare)
+    assert loop._loop.unrefs == 1          # at its first turn: the driver's loop is not, so it keeps its own watcher
     armed = time.monotonic()
-    (kind, timeout), = timers._timer.calls
+    (kind, timeout), = timers.turn.timer.calls
     assert kind == "start" and 5.0 - (armed - added) - 1e-3 <= timeout <= 5.0
-    timers._before_wait(timers._prepare)  # nothing changed: the timer is left alone
-    assert len(timers._timer.calls) == 1
+    timers.turn(timers.turn.prepare)  # nothing changed: the timer is left alone
+    assert len(timers.turn.timer.calls) == 1
 
 
 def test_libev_side_wakes_the_loop_only_from_another_thread_and_only_for_earlier(libev_side):
@@ -526,19 +527,19 @@ def test_libev_side_fires_rearms_stops_when_idle_and_on_shutdown(libev_side):
     timers.service.add(0.0, lambda: fired.append("now"))
     added = time.monotonic()
     later = timers.service.add(30.0, lambda: fired.append("later"))
-    timers._before_wait(timers._prepare)
-    timers._timer.callback()             # libev calls it when the timer expires
+    timers.turn(timers.turn.prepare)
+    timers.turn.timer.callback()             # libev calls it when the timer expires
     assert fired == ["now"]
-    timers._before_wait(timers._prepare)
+    timers.turn(timers.turn.prepare)
     armed = time.monotonic()
-    assert timers._timer.calls[-1][0] == "start"
-    assert 30.0 - (armed - added) - 1e-3 <= timers._timer.calls[-1][1] <= 30.0
+    assert timers.turn.timer.calls[-1][0] == "start"
+    assert 30.0 - (armed - added) - 1e-3 <= timers.turn.timer.calls[-1][1] <= 30.0
     later.cancel()
-    timers._before_wait(timers._prepare)
-    assert timers._timer.calls[-1] == ("stop",)   # nothing pending: the loop may end
+    timers.turn(timers.turn.prepare)
+    assert timers.turn.timer.calls[-1] == ("stop",)   # nothing pending: the loop may end
     timers.service.add(30.0, lambda: None)
-    timers._before_wait(timers._prepare)
-    assert timers._timer.calls[-1][0] == "start"
+    timers.turn(timers.turn.prepare)
+    assert timers.turn.timer.calls[-1][0] == "start"
     loop._shutdown = True
-    timers._before_wait(timers._prepare)
-    assert timers._timer.calls[-1] == ("stop",)
+    timers.turn(timers.turn.prepare)
+    assert timers.turn.timer.calls[-1] == ("stop",)

@@ -186,7 +186,7 @@ def test_libev_our_timers_are_timed_where_they_are_made_and_where_they_fire(libe
     timed.create_timer(0.0, lambda: fired.append("due"))
     timed.create_timer(30.0, lambda: fired.append("later"))
     assert calls(rec)["timers"] == 2
-    connection._libev_timers._timer.callback()  # libev calls it when our reactor timer expires
+    connection._libev_timers.turn.timer.callback()  # libev calls it when our reactor timer expires
     assert fired == ["due"] and calls(rec)["timers"] == 3
     libev_loop._timers.service_timeouts()  # the driver's own heap, which its loop services every turn
     assert calls(rec)["timers"] == 4
@@ -225,10 +225,12 @@ def test_attach_classifies_our_connection_as_the_drivers_reactor():
     pkg, io_ = "/x/pyfactories", "/x/cassandra/io/libevreactor.py"
     head = f"thread (1): event_loop;LibevLoop._run_loop ({io_}:104)"
     cases = {
-        f"{head};LibevTimers._on_timer ({pkg}/connection/__init__.py:88);TimerService.fire ({pkg}/connection/_timers_py.py:140) 1": "timers",
+        f"{head};LibevTurn.on_timer ({pkg}/connection/_libev_turn_py.py:180);TimerService.fire ({pkg}/connection/_timers_py.py:140) 1": "timers",
         f"thread (2): MainThread;main (/a/b.py:1);TimerQueueLibevConnection.create_timer ({pkg}/connection/__init__.py:210);"
         f"TimerService.add ({pkg}/connection/_timers_py.py:100) 1": "timers",
-        f"{head};LibevTimers._before_wait ({pkg}/connection/__init__.py:70) 1": "socket",
+        f"{head};LibevTurn.__call__ ({pkg}/connection/_libev_turn_py.py:140) 1": "socket",
+        f"{head};LibevTurn.__call__ ({pkg}/connection/_libev_turn_py.py:140);LibevLoop._loop_will_run ({io_}:180) 1": "socket",
+        f"{head};0x2 (/x/pyfactories/connection/_libev_turn.cpython-311-x86_64-linux-gnu.so) 1": "socket",
         f"{head};CoalescedWrites.handle_read ({pkg}/connection/_writes_py.py:70);CoalescedWrites._write_queued "
         f"({pkg}/connection/_writes_py.py:110) 1": "socket",
         f"{head};CoalescedWrites.handle_read ({pkg}/connection/_writes_py.py:70);process_io_buffer ({pkg}/connection/_framing_py.py:216);"
