@@ -1,12 +1,14 @@
 # cython: language_level=3
 """The coalesced write queue's per-request steps in C: :func:`pyfactories.connection._writes_py.push`,
-:func:`pyfactories.connection._writes_py.take` and :func:`pyfactories.connection._writes_py.wake_loop` (their
+:func:`pyfactories.connection._writes_py.take`, :func:`pyfactories.connection._writes_py.wake_loop`,
+:func:`~pyfactories.connection._writes_py.sends_now` and :func:`~pyfactories.connection._writes_py.send_now` (their
 pure-Python twins, which document them), the first two methods of
 :class:`pyfactories.connection._writes_py.CoalescedWrites`."""
 
 from cpython.number cimport PyNumber_AsSsize_t
 from cpython.pythread cimport PyThread_get_thread_ident
 
+import socket
 import threading
 
 from as_imported cimport steps as _steps, unchanged as _unchanged
@@ -19,18 +21,23 @@ except Exception:  # the driver raises DependencyException without its libev ext
 
 def push(self, data):
     """Queue a request's bytes; wake the loop only when the queue was empty and this is not the
-    loop's thread."""
+    loop's thread; on an idle connection, from another thread, send them from it."""
     cdef bint wake
+    loop = libevreactor._global_loop
     lock = self._deque_lock
     lock.acquire()
     try:
         queue = self.deque  # read under the lock, as the twin does
         wake = not queue
+        if wake and _sends_now(self, loop):
+            data = _send_now(self, data)
+            if data is None:
+                return
         queue.append(data)
     finally:
         lock.release()
     if wake:
-        _wake_loop(libevreactor._global_loop)
+        _wake_loop(loop)
 
 
 cdef object _Thread = threading.Thread
@@ -42,14 +49,8 @@ cdef tuple _LOOP_NOTIFY = _steps(((_LibevLoop, "notify"),))
 cdef void _wake_loop(loop) except *:
     # The driver's own Thread and LibevLoop are read and woken without the Python code of the
     # ``ident`` property and of ``notify`` (what they run: ``_ident``, ``_notifier.send()``).
-    thread = loop._thread
-    if thread is not None:
-        if type(thread) is _Thread and _unchanged(_THREAD_IDENT):
-            ident = thread._ident
-        else:
-            ident = thread.ident
-        if not (ident != PyThread_get_thread_ident()):
-            return  # on the loop's thread its prepare watcher sees the queue before the loop blocks
+    if _on_loops_thread(loop):
+        return  # on the loop's thread its prepare watcher sees the queue before the loop blocks
     if type(loop) is _LibevLoop and _unchanged(_LOOP_NOTIFY):
         loop._notifier.send()
     else:
@@ -59,6 +60,51 @@ cdef void _wake_loop(loop) except *:
 def wake_loop(loop):
     """:func:`pyfactories.connection._writes_py.wake_loop`."""
     _wake_loop(loop)
+
+
+cdef bint _on_loops_thread(loop) except -1:
+    """Whether this is the loop's thread (the driver's own Thread read without its ``ident``'s Python)."""
+    thread = loop._thread
+    if thread is None:
+        return False
+    if type(thread) is _Thread and _unchanged(_THREAD_IDENT):
+        ident = thread._ident
+    else:
+        ident = thread.ident
+    return not (ident != PyThread_get_thread_ident())
+
+
+cdef object _Socket = socket.socket
+
+
+cdef bint _sends_now(self, loop) except -1:
+    """:func:`pyfactories.connection._writes_py.sends_now`."""
+    if loop is None or getattr(loop, "_thread", None) is None or _on_loops_thread(loop):
+        return False
+    sock = self._socket
+    return (type(sock) is _Socket and sock.gettimeout() == 0.0 and self.in_flight <= 1
+            and self._socket_writable and not self._write_again and not self.is_closed and not self.is_defunct)
+
+
+cdef object _send_now(self, data):
+    """:func:`pyfactories.connection._writes_py.send_now`."""
+    try:
+        sent = self._socket.send(data)
+    except OSError:
+        return data
+    if sent >= len(data):
+        return None
+    return memoryview(data)[sent:] if sent > 0 else data
+
+
+def sends_now(self, loop):
+    """:func:`pyfactories.connection._writes_py.sends_now`."""
+    return _sends_now(self, loop)
+
+
+def send_now(self, data):
+    """:func:`pyfactories.connection._writes_py.send_now`."""
+    return _send_now(self, data)
 
 
 def take(self, cap):

@@ -12,6 +12,9 @@ the connection's write watcher) and changes only:
   it woke the loop (whose prepare watcher then starts the write watcher), or the queue holds the
   unsent rest of a write, and then the write watcher is running (the driver's loop stops it only
   when the queue is empty);
+* ``push`` of a request on an idle connection (no other request in flight, nothing queued) from
+  another thread sends it from that thread at once, on a plain socket: no wake-up of the loop, no write
+  watcher started and stopped; what the socket did not take is queued as any request is;
 * ``push`` on the loop's thread (a response's callback sending the next request) wakes nothing:
   the loop's prepare watcher sees the queue before the loop blocks; and ``handle_read`` writes what
   the callbacks of the responses it read queued before it returns, in the same loop iteration (no
@@ -58,13 +61,48 @@ _SSL_RETRY = (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE)
 
 def push(self: Any, data: bytes) -> None:
     """``CoalescedWrites.push``: queue a request's bytes; wake the loop only when the queue was
-    empty and this is not the loop's thread."""
+    empty and this is not the loop's thread. A request sent on an idle connection from another thread
+    is sent from that thread at once (:func:`sends_now`), and only what the socket did not take is
+    queued."""
+    loop = libevreactor._global_loop
     with self._deque_lock:
         queue = self.deque
         wake = not queue
+        if wake and sends_now(self, loop):
+            data = send_now(self, data)
+            if data is None:
+                return
         queue.append(data)
     if wake:
-        wake_loop(libevreactor._global_loop)
+        wake_loop(loop)
+
+
+def sends_now(self: Any, loop: Any) -> bool:
+    """Whether a request pushed now on this thread is sent from it (the caller holds ``_deque_lock`` and
+    the queue is empty, so no bytes are waiting or being written: the loop's writes hold the lock from
+    taking bytes to putting back what was not sent). Only one request at a time (the connection has no
+    other in flight: with more, they are joined in one write on the loop), not on the loop's thread
+    (whose writes are joined at the end of its read), on a plain non-blocking socket (not TLS, whose
+    reads and writes must not run on two threads at once) that is open and writable."""
+    thread = getattr(loop, "_thread", None)
+    if thread is None or thread.ident == threading.get_ident():
+        return False
+    sock = self._socket
+    return (type(sock) is socket.socket and sock.gettimeout() == 0.0 and self.in_flight <= 1
+            and self._socket_writable and not self._write_again and not self.is_closed and not self.is_defunct)
+
+
+def send_now(self: Any, data: bytes) -> Any:
+    """Send ``data`` on the socket from this thread (the caller holds ``_deque_lock``): None if all of it
+    went, else what is left to queue (all of it when the send failed: the loop's write then meets the
+    error, and handles it as the driver does)."""
+    try:
+        sent = self._socket.send(data)
+    except OSError:
+        return data
+    if sent >= len(data):
+        return None
+    return memoryview(data)[sent:] if sent > 0 else data
 
 
 def wake_loop(loop: Any) -> None:
@@ -131,35 +169,39 @@ class CoalescedWrites:
         self._write_queued()
 
     def _write_queued(self) -> None:
+        # From taking bytes to putting back what was not sent, under the queue's lock: a push that finds
+        # the queue empty knows that no bytes wait, and may send its own (push).
         cap, lock, queue = self.max_write_size, self._deque_lock, self.deque
         for _ in range(self.max_writes_per_event):
+            failed = None
             with lock:
                 if not queue:
                     if not self._socket_writable:
                         self._socket_writable = True
                     return
                 data = self._take(cap)
-            try:
-                sent = self._socket.send(data if len(data) <= cap else memoryview(data)[:cap])
-            except socket.error as err:
-                code = err.args[0]
-                if code in NONBLOCKING or code in _SSL_RETRY:
-                    if code in NONBLOCKING:
-                        self._socket_writable = False
-                    else:
-                        self._write_again = True
-                    with lock:
+                try:
+                    sent = self._socket.send(data if len(data) <= cap else memoryview(data)[:cap])
+                except socket.error as err:
+                    code = err.args[0]
+                    if code in NONBLOCKING or code in _SSL_RETRY:
+                        if code in NONBLOCKING:
+                            self._socket_writable = False
+                        else:
+                            self._write_again = True
                         queue.appendleft(data)
+                        return
+                    failed = err
                 else:
-                    self.defunct(err)  # type: ignore[attr-defined]
+                    self._write_again = False
+                    if sent < len(data):
+                        queue.appendleft(memoryview(data)[sent:])
+                        if sent == 0:  # as the driver: taken for "would block"
+                            self._socket_writable = False
+                            return
+            if failed is not None:
+                self.defunct(failed)  # type: ignore[attr-defined]
                 return
-            self._write_again = False
-            if sent < len(data):
-                with lock:
-                    queue.appendleft(memoryview(data)[sent:])
-                if sent == 0:  # as the driver: taken for "would block"
-                    self._socket_writable = False
-                    return
 
 
 class CoalescedAsyncioWrites:

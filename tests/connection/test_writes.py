@@ -7,6 +7,7 @@ import asyncio
 import errno
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections import deque
@@ -337,6 +338,150 @@ def test_send_msg_after_close_raises_the_drivers_error(loop, ours):
     conn.close()
     with pytest.raises(ConnectionShutdown, match="is closed"):
         conn.send_msg(object(), 1, lambda _: None)
+
+
+# --- a request on an idle connection, sent from its caller's thread ---------------------------
+
+@pytest.fixture
+def paired(loop):
+    """A non-blocking socket of a pair (the other end returned to read from), and a loop whose thread is
+    another one than the test's."""
+    ours_end, theirs = socket.socketpair()
+    ours_end.setblocking(False)
+    theirs.settimeout(5)
+    elsewhere = threading.Thread(target=lambda: None)
+    elsewhere.start()
+    elsewhere.join()
+    loop._thread = elsewhere
+    yield ours_end, theirs
+    ours_end.close()
+    theirs.close()
+
+
+def idle(kind, sock):
+    conn = make(kind, sock)
+    conn.in_flight = 1  # the request being pushed
+    return conn
+
+
+def read_exactly(sock, n: int) -> bytes:
+    got = b""
+    while len(got) < n:
+        chunk = sock.recv(n - len(got))
+        assert chunk, "the other end closed"
+        got += chunk
+    return got
+
+
+def test_an_idle_connections_request_is_sent_by_its_caller(paired, loop, ours):
+    sock, other = paired
+    conn = idle(ours, sock)
+    conn.push(b"request")
+    assert read_exactly(other, 7) == b"request"
+    assert not conn.deque and loop.notified == 0  # nothing queued, no wake-up
+
+
+@pytest.mark.parametrize("why", ["in flight", "loop's thread", "blocking", "not writable", "closed", "tls retry",
+                                 "queued"])
+def test_otherwise_a_request_is_queued_as_before(paired, loop, ours, why):
+    sock, other = paired
+    conn = idle(ours, sock)
+    if why == "in flight":
+        conn.in_flight = 2
+    elif why == "loop's thread":
+        loop._thread = threading.current_thread()
+    elif why == "blocking":
+        sock.setblocking(True)
+    elif why == "not writable":
+        conn._socket_writable = False
+    elif why == "closed":
+        conn.is_closed = True
+    elif why == "tls retry":
+        conn._write_again = True
+    else:
+        conn.deque.append(b"earlier ")
+    conn.push(b"request")
+    assert list(conn.deque)[-1] == b"request"
+    assert loop.notified == (0 if why in ("loop's thread", "queued") else 1)
+    other.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        other.recv(100)
+
+
+def test_what_the_socket_did_not_take_is_queued_in_order(paired, loop, ours):
+    sock, other = paired
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    conn = idle(ours, sock)
+    big = bytes(range(256)) * 16_384  # 4 MiB: more than the socket takes at once
+    conn.push(big)
+    assert conn.deque and loop.notified == 1
+    conn.in_flight = 1
+    conn.push(b"next")  # the queue holds the rest: queued behind it, no second wake-up
+    assert loop.notified == 1 and list(conn.deque)[-1] == b"next"
+    got = []
+    reader = threading.Thread(target=lambda: got.append(read_exactly(other, len(big) + 4)))
+    reader.start()
+    while conn.deque:
+        conn.handle_write(None, 0)
+        time.sleep(0.001)
+    reader.join(10)
+    assert got == [big + b"next"]
+
+
+def test_a_send_that_fails_is_left_to_the_loops_write(paired, loop, ours):
+    sock, other = paired
+    other.close()
+    conn = idle(ours, sock)
+    seen = _requests_errors(conn)
+    conn.push(b"request")  # the other end is gone: the send fails, the request is queued
+    assert list(conn.deque) == [b"request"] and loop.notified == 1 and not conn.is_defunct
+    conn.handle_write(None, 0)  # the loop's write meets the error and defuncts, as the driver's does
+    assert conn.is_defunct and isinstance(conn.last_error, OSError) and len(seen) == 2
+
+
+def test_callers_and_the_loop_write_whole_requests_in_order(paired, loop, ours):
+    """Callers pushing on an idle-looking connection from four threads while the loop's thread writes:
+    every request arrives whole, and each thread's requests in the order it pushed them."""
+    sock, other = paired
+    conn = idle(ours, sock)
+    per_thread, size = 300, 700
+    done = threading.Event()
+
+    def caller(t: int) -> None:
+        for i in range(per_thread):
+            conn.in_flight = 1 if i % 3 else 2  # now idle, now not: both paths
+            conn.push(bytes([t]) * (size - 4) + i.to_bytes(4, "big"))
+
+    def loop_thread() -> None:
+        while not done.is_set() or conn.deque:
+            conn.handle_write(None, 0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between taking bytes and sending them, if they can
+    received = []
+    reader = threading.Thread(target=lambda: received.append(read_exactly(other, 4 * per_thread * size)))
+    writer = threading.Thread(target=loop_thread)
+    callers = [threading.Thread(target=caller, args=(t,)) for t in range(4)]
+    reader.start()
+    writer.start()
+    try:
+        for c in callers:
+            c.start()
+        for c in callers:
+            c.join()
+        done.set()
+        writer.join(10)
+        reader.join(10)
+    finally:
+        sys.setswitchinterval(interval)
+    (stream,) = received
+    seen = {t: [] for t in range(4)}
+    for at in range(0, len(stream), size):
+        request = stream[at:at + size]
+        t = request[0]
+        assert request[:size - 4] == bytes([t]) * (size - 4)
+        seen[t].append(int.from_bytes(request[-4:], "big"))
+    assert all(seen[t] == list(range(per_thread)) for t in range(4))
 
 
 # --- the asyncio connection -------------------------------------------------------------------
