@@ -8,9 +8,6 @@ from cpython.ref cimport Py_INCREF
 from cpython.object cimport PyObject
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 
-cdef extern from "Python.h":
-    int _PySet_NextEntry(object s, Py_ssize_t* pos, PyObject** key, Py_hash_t* hashed)  # borrowed; no Python code runs
-
 import time
 
 from cassandra.connection import TimerManager
@@ -66,9 +63,7 @@ cdef int _watchers_step(loop) except -1:
     """``pyfactories.connection._libev_turn_py.watchers_step``: 1 if it did the driver's step, 0 if the
     driver's step is to run (nothing changed)."""
     cdef list snapshot, changes = None
-    cdef Py_ssize_t pos = 0, i = 0, n
-    cdef PyObject* key
-    cdef Py_hash_t hashed
+    cdef Py_ssize_t i = 0, n
     if loop._shutdown or not _as_imported() or not _bound_as(loop, "_update_timer", _UPDATE_TIMER):
         return 0
     timers = loop._timers
@@ -81,11 +76,14 @@ cdef int _watchers_step(loop) except -1:
     if type(new) is not set or type(closed) is not set or type(live) is not set or <set>new or <set>closed:
         return 0
     # taken before any connection is read (reading one may run Python code), with nothing allocated while
-    # the set is walked (no collection, so no finalizer, can change it meanwhile)
+    # the set is walked (no collection, so no finalizer, can change it meanwhile; if one did, the set's
+    # iteration raises, and the driver's step runs)
     n = len(<set>live)
     snapshot = [None] * n
-    while i < n and _PySet_NextEntry(live, &pos, &key, &hashed):
-        snapshot[i] = <object>key
+    for conn in <set>live:
+        if i >= n:
+            return 0
+        snapshot[i] = conn
         i += 1
     if i != n:
         return 0
@@ -201,13 +199,15 @@ cdef class LibevTurn:
             if not took:
                 self.loop._loop.unref()  # as the driver does for its own: this watcher keeps no loop running
         drivers = self.drivers
-        if drivers is not None and drivers.running and not _did_watchers_step(self.loop):
-            step = drivers.step
-            try:
-                step(drivers.prepare)
-            except BaseException as exc:  # as libev's wrapper reports an error of the driver's watcher
-                _unraisable(exc, step)
-        self._arm()
+        try:
+            if drivers is not None and drivers.running and not _did_watchers_step(self.loop):
+                step = drivers.step
+                try:
+                    step(drivers.prepare)
+                except BaseException as exc:  # as libev's wrapper reports an error of the driver's watcher
+                    _unraisable(exc, step)
+        finally:
+            self._arm()
 
     cdef bint _take_over(self) except -1:
         loop = self.loop

@@ -11,6 +11,8 @@ from cpython.pythread cimport PyThread_get_thread_ident
 import socket
 import threading
 
+from cassandra.connection import NONBLOCKING
+
 from as_imported cimport steps as _steps, unchanged as _unchanged
 
 try:
@@ -23,6 +25,7 @@ def push(self, data):
     """Queue a request's bytes; wake the loop only when the queue was empty and this is not the
     loop's thread; on an idle connection, from another thread, send them from it."""
     cdef bint wake
+    failed = None
     loop = libevreactor._global_loop
     lock = self._deque_lock
     lock.acquire()
@@ -30,13 +33,20 @@ def push(self, data):
         queue = self.deque  # read under the lock, as the twin does
         wake = not queue
         if wake and _sends_now(self, loop):
-            data = _send_now(self, data)
-            if data is None:
+            left = _send_now(self, data)
+            if left is None:
                 return
-        queue.append(data)
+            if isinstance(left, OSError):
+                failed = left
+            else:
+                queue.append(left)
+        else:
+            queue.append(data)
     finally:
         lock.release()
-    if wake:
+    if failed is not None:
+        self.defunct(failed)  # as the loop's write does (outside the lock)
+    elif wake:
         _wake_loop(loop)
 
 
@@ -86,12 +96,17 @@ cdef bint _sends_now(self, loop) except -1:
             and self._socket_writable and not self._write_again and not self.is_closed and not self.is_defunct)
 
 
+cdef tuple _NONBLOCKING = tuple(NONBLOCKING)
+
+
 cdef object _send_now(self, data):
     """:func:`pyfactories.connection._writes_py.send_now`."""
     try:
         sent = self._socket.send(data)
-    except OSError:
-        return data
+    except OSError as err:
+        if err.args and err.args[0] in _NONBLOCKING:
+            return data
+        return err
     if sent >= len(data):
         return None
     return memoryview(data)[sent:] if sent > 0 else data

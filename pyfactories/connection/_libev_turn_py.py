@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 import time
+import traceback
 from typing import Any
 
 from cassandra.connection import TimerManager
@@ -160,7 +161,7 @@ def watchers_step(loop: Any) -> bool:
                     watcher.stop()
                 conn._write_watcher_is_active = False
         return True
-    except Exception:
+    except BaseException:  # the driver's step then meets the same error and reports it
         return False
 
 
@@ -168,7 +169,7 @@ def has_connections(loop: Any) -> bool:
     """Whether the loop has a live connection (a loop without that set: none)."""
     try:
         return bool(loop._live_conns)
-    except Exception:
+    except BaseException:
         return False
 
 
@@ -191,17 +192,19 @@ class LibevTurn:
             self._looked = True
             try:
                 took = self._take_over()
-            except Exception:  # a loop not as the driver makes it: its own watcher goes on
+            except BaseException:  # a loop not as the driver makes it: its own watcher goes on
                 took = False
             if not took:
                 self.loop._loop.unref()  # as the driver does for its own: this watcher keeps no loop running
         drivers = self.drivers
-        if drivers is not None and drivers.running and not watchers_step(self.loop):
-            try:
-                drivers.step(drivers.prepare)
-            except BaseException as exc:  # as libev's wrapper reports an error of the driver's watcher
-                sys.unraisablehook(_Unraisable(exc, drivers.step))
-        self._arm()
+        try:
+            if drivers is not None and drivers.running and not watchers_step(self.loop):
+                try:
+                    drivers.step(drivers.prepare)
+                except BaseException as exc:  # as libev's wrapper reports an error of the driver's watcher
+                    report_unraisable(exc, drivers.step)
+        finally:
+            self._arm()
 
     def _take_over(self) -> bool:
         loop = self.loop
@@ -235,8 +238,20 @@ class LibevTurn:
 
 
 class _Unraisable:
-    """What ``sys.unraisablehook`` is given: the fields CPython gives it for an error of a C callback."""
+    """What a hook of the application's is given: the fields CPython gives ``sys.unraisablehook`` for an
+    error of a C callback."""
 
     def __init__(self, exc: BaseException, obj: Any) -> None:
         self.exc_type, self.exc_value, self.exc_traceback = type(exc), exc, exc.__traceback__
         self.err_msg, self.object = None, obj
+
+
+def report_unraisable(exc: BaseException, obj: Any) -> None:
+    """Report ``exc`` as CPython reports an error of a C callback ``obj`` (``PyErr_WriteUnraisable``): to
+    the application's ``sys.unraisablehook``, or as CPython's own hook prints it."""
+    hook = sys.unraisablehook
+    if hook is not sys.__unraisablehook__:
+        hook(_Unraisable(exc, obj))
+        return
+    print(f"Exception ignored in: {obj!r}", file=sys.stderr)
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)

@@ -63,18 +63,30 @@ def push(self: Any, data: bytes) -> None:
     """``CoalescedWrites.push``: queue a request's bytes; wake the loop only when the queue was
     empty and this is not the loop's thread. A request sent on an idle connection from another thread
     is sent from that thread at once (:func:`sends_now`), and only what the socket did not take is
-    queued."""
+    queued; a send that fails with anything but "would block" defuncts the connection, as the loop's
+    write does."""
+    failed = None
     loop = libevreactor._global_loop
     with self._deque_lock:
         queue = self.deque
         wake = not queue
         if wake and sends_now(self, loop):
-            data = send_now(self, data)
-            if data is None:
+            left = send_now(self, data)
+            if left is None:
                 return
-        queue.append(data)
-    if wake:
+            if isinstance(left, OSError):
+                failed = left
+            else:
+                queue.append(left)
+        else:
+            queue.append(data)
+    if failed is not None:
+        self.defunct(failed)
+    elif wake:
         wake_loop(loop)
+
+
+_Socket = socket.socket  # the class as imported (the compiled module's too)
 
 
 def sends_now(self: Any, loop: Any) -> bool:
@@ -88,18 +100,21 @@ def sends_now(self: Any, loop: Any) -> bool:
     if thread is None or thread.ident == threading.get_ident():
         return False
     sock = self._socket
-    return (type(sock) is socket.socket and sock.gettimeout() == 0.0 and self.in_flight <= 1
+    return (type(sock) is _Socket and sock.gettimeout() == 0.0 and self.in_flight <= 1
             and self._socket_writable and not self._write_again and not self.is_closed and not self.is_defunct)
 
 
 def send_now(self: Any, data: bytes) -> Any:
     """Send ``data`` on the socket from this thread (the caller holds ``_deque_lock``): None if all of it
-    went, else what is left to queue (all of it when the send failed: the loop's write then meets the
-    error, and handles it as the driver does)."""
+    went, what is left to queue if not (all of it when the send would block: the loop's write then
+    waits for the socket), or the ``OSError`` the send raised otherwise (the connection is then
+    defunct with it, as the loop's write would make it)."""
     try:
         sent = self._socket.send(data)
-    except OSError:
-        return data
+    except OSError as err:
+        if err.args and err.args[0] in NONBLOCKING:
+            return data
+        return err
     if sent >= len(data):
         return None
     return memoryview(data)[sent:] if sent > 0 else data

@@ -112,6 +112,16 @@ def test_a_stopped_step_is_not_run_as_a_stopped_watcher_is_not(impl):
     assert conn.seen() == (True, ["start"], ["start"])
 
 
+class Notifier:
+    """The loop's notifier, counting what is sent."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self) -> None:
+        self.sent += 1
+
+
 conn_states = st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()).filter(
     lambda s: s[2] or not (s[0] and not s[1])), max_size=4)  # no watcher to start: an error, tested below
 
@@ -133,11 +143,15 @@ def test_a_turn_changes_what_the_drivers_step_changes(kind, live, new, closed, h
         return loop, conns, finished
 
     theirs, their_conns, their_finished = make()
+    theirs._notifier = their_sends = Notifier()
     theirs._loop_will_run(theirs._preparer)
     ours, our_conns, our_finished = make()
+    ours._notifier = our_sends = Notifier()
     turn = a_turn(impl, ours)
     turn(turn.prepare)
     assert [states(g) for g in our_conns] == [states(g) for g in their_conns]
+    common = not (new or closed or heap or shutdown)  # done here, without the notifier's extra turn
+    assert our_sends.sent == (0 if common else their_sends.sent)
     assert (ours._new_conns, ours._closed_conns, ours._live_conns == set(our_conns[0])) == (
         set(), set(), theirs._live_conns == set(their_conns[0]))
     assert len(our_finished) == len(their_finished) and ours._timers._queue == theirs._timers._queue == []
@@ -157,6 +171,20 @@ def test_an_error_of_the_drivers_step_is_reported_as_its_watcher_reports_it(impl
     turn.timer.calls.clear()
     turn(turn.prepare)  # the next turn runs again
     assert len(reported) == 2
+
+
+def test_an_error_goes_to_cpythons_own_hook_as_from_the_drivers_watcher_and_the_timer_is_armed(impl, monkeypatch,
+                                                                                                capsys):
+    monkeypatch.setattr(sys, "unraisablehook", sys.__unraisablehook__)  # (pytest's own is in its place)
+    loop = a_loop()
+    turn = a_turn(impl, loop)
+    loop._live_conns = {Conn(queued=True, watcher=False)}
+    turn.service.add(5.0, lambda: None)
+    turn(turn.prepare)
+    err = capsys.readouterr().err
+    assert f"Exception ignored in: {loop._loop_will_run!r}" in err
+    assert "AttributeError: 'NoneType' object has no attribute 'start'" in err
+    assert turn.timer.calls and turn.timer.calls[-1][0] == "start"
 
 
 def test_a_connection_that_changes_the_loop_while_read_is_read_from_a_snapshot(impl):

@@ -428,15 +428,42 @@ def test_what_the_socket_did_not_take_is_queued_in_order(paired, loop, ours):
     assert got == [big + b"next"]
 
 
-def test_a_send_that_fails_is_left_to_the_loops_write(paired, loop, ours):
+def test_a_send_that_fails_defuncts_as_the_loops_write_does_for_the_driver(loop):
+    elsewhere = threading.Thread(target=lambda: None)
+    elsewhere.start()
+    elsewhere.join()
+    loop._thread = elsewhere
+    outcomes = {}
+    for kind in CLASSES:
+        sock, other = socket.socketpair()
+        sock.setblocking(False)
+        other.close()  # the other end is gone: a send fails
+        conn = idle(kind, sock)
+        seen = _requests_errors(conn)
+        woken = loop.notified
+        conn.push(b"request")
+        if kind == "driver":
+            conn.handle_write(None, 0)  # the driver's loop meets the error on its write
+        else:
+            assert not conn.deque and loop.notified == woken  # ours met it on the caller's send
+        assert conn.is_defunct and conn.is_closed
+        outcomes[kind] = (type(conn.last_error), conn.last_error.args, [str(e) for e in seen])
+        sock.close()
+    assert outcomes["ours"] == outcomes["ours-py"] == outcomes["driver"]
+    assert outcomes["ours"][0] is BrokenPipeError
+
+
+def test_a_send_that_would_block_is_left_to_the_loops_write(paired, loop, ours):
     sock, other = paired
-    other.close()
     conn = idle(ours, sock)
-    seen = _requests_errors(conn)
-    conn.push(b"request")  # the other end is gone: the send fails, the request is queued
-    assert list(conn.deque) == [b"request"] and loop.notified == 1 and not conn.is_defunct
-    conn.handle_write(None, 0)  # the loop's write meets the error and defuncts, as the driver's does
-    assert conn.is_defunct and isinstance(conn.last_error, OSError) and len(seen) == 2
+    while True:  # fill the socket's buffer
+        try:
+            sock.send(b"x" * 65536)
+        except BlockingIOError:
+            break
+    conn.push(b"request")
+    assert list(conn.deque) == [b"request"] and loop.notified == 1
+    assert conn._socket_writable and not conn.is_defunct  # the loop's write marks it, as the driver's does
 
 
 def test_callers_and_the_loop_write_whole_requests_in_order(paired, loop, ours):
