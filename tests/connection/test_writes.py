@@ -424,7 +424,7 @@ def test_what_the_socket_did_not_take_is_queued_in_order(paired, loop, ours):
     while conn.deque:
         conn.handle_write(None, 0)
         time.sleep(0.001)
-    reader.join(10)
+    reader.join(120)
     assert got == [big + b"next"]
 
 
@@ -497,10 +497,11 @@ def test_callers_and_the_loop_write_whole_requests_in_order(paired, loop, ours):
         for c in callers:
             c.join()
         done.set()
-        writer.join(10)
-        reader.join(10)
+        writer.join(120)
+        reader.join(120)
     finally:
         sys.setswitchinterval(interval)
+    assert not writer.is_alive() and not reader.is_alive()
     (stream,) = received
     seen = {t: [] for t in range(4)}
     for at in range(0, len(stream), size):
