@@ -6,13 +6,12 @@ cimport cython
 from cpython.exc cimport PyErr_Restore, PyErr_WriteUnraisable
 from cpython.ref cimport Py_INCREF
 from cpython.object cimport PyObject
-from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 
 import time
 
 from cassandra.connection import TimerManager
 
-from as_imported cimport steps as _steps, unchanged as _unchanged
+from as_imported cimport bound_as as _bound_as, drivers_own as _own, steps as _steps, unchanged as _unchanged
 
 try:
     from cassandra.io import libevreactor
@@ -23,15 +22,6 @@ cdef double _INF = float("inf")
 cdef object _monotonic = time.monotonic
 cdef object _LibevLoop = None if libevreactor is None else libevreactor.LibevLoop
 cdef object _TimerManager = TimerManager
-
-
-cdef object _own(fn):
-    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
-    before this module was imported); otherwise something no lookup finds."""
-    module = getattr(fn, "__module__", None)
-    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
-        return fn
-    return object()
 
 
 cdef object _WILL_RUN = _own(None if _LibevLoop is None else _LibevLoop.__dict__.get("_loop_will_run"))
@@ -49,14 +39,6 @@ cdef bint _OWN = _STEPS is not None and all(
 
 cdef inline bint _as_imported() except -1:
     return _OWN and _unchanged(_STEPS)
-
-
-cdef inline bint _bound_as(obj, str name, fn) except -1:
-    """Whether ``obj.<name>`` is ``fn`` bound to ``obj``, asked through the generic lookup (which reads an
-    object's attributes without making its ``__dict__``)."""
-    method = getattr(obj, name, None)
-    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
-            and PyMethod_GET_SELF(method) is <PyObject*>obj)
 
 
 cdef int _watchers_step(loop) except -1:

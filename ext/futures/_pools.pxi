@@ -125,26 +125,10 @@ def request_id(conn):
 cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
 
 
-cdef inline bint _bound_as(obj, str name, fn) except -1:
-    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
-    it). Asked through the generic lookup, which reads an object's attributes without making its
-    ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
-    return _is_bound(getattr(obj, name, None), obj, fn)
-
-
 cdef inline bint _is_bound(method, obj, fn) noexcept:
     """Whether ``method`` is ``fn`` bound to ``obj``."""
     return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
             and PyMethod_GET_SELF(method) is <PyObject*>obj)
-
-
-cdef object _drivers_own(fn):
-    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
-    before this module was imported); otherwise something no lookup finds, so the fast path is never taken."""
-    module = getattr(fn, "__module__", None)
-    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
-        return fn
-    return object()
 
 
 cdef object _RETURN = _drivers_own(HostConnection.__dict__.get("return_connection"))

@@ -2,6 +2,7 @@
 # the class had at import (``steps`` records it, ``unchanged`` checks it, looking again only after a
 # class changed; cimported by the futures and the connection). The pure-Python twin: ``pyfactories.futures._plans_py``'s ``_steps`` and ``_unchanged``.
 
+from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
@@ -70,3 +71,22 @@ cdef inline bint unchanged(tuple recorded) except -1:
     if n <= 16:
         tags[:] = [seen[i] for i in range(n)]
     return True
+
+
+cdef inline object drivers_own(fn):
+    """``fn`` if it is the driver's own function (defined in its package, not a wrapper put in its place
+    before the module asking was imported); otherwise something no lookup finds, so the fast path is never
+    taken (the twin: ``pyfactories.futures._plans_py.drivers_own``)."""
+    module = getattr(fn, "__module__", None)
+    if type(module) is str and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
+        return fn
+    return object()
+
+
+cdef inline bint bound_as(obj, str name, fn) except -1:
+    """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
+    it). Asked through the generic lookup, which reads an object's attributes without making its
+    ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
+    method = getattr(obj, name, None)
+    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
+            and PyMethod_GET_SELF(method) is <PyObject*>obj)

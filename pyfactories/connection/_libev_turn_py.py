@@ -37,6 +37,7 @@ from typing import Any
 
 from cassandra.connection import TimerManager
 
+from ..futures._plans_py import _steps, _unchanged, bound_as, drivers_own
 from ._timers_py import INF
 
 try:
@@ -45,37 +46,17 @@ except Exception:  # the driver raises DependencyException without its libev ext
     libevreactor = None  # and nothing here is used
 
 #: the driver's functions as imported (a wrapper put in their place before is not the driver's own)
-_STEPS = ((libevreactor.LibevLoop, "_loop_will_run"), (libevreactor.LibevLoop, "_update_timer"),
-          (TimerManager, "service_timeouts")) if libevreactor is not None else ()
+_STEPS = _steps(((libevreactor.LibevLoop, "_loop_will_run"), (libevreactor.LibevLoop, "_update_timer"),
+                 (TimerManager, "service_timeouts"))) if libevreactor is not None else ()
+_WILL_RUN, _UPDATE_TIMER, _SERVICE_TIMEOUTS = (
+    (drivers_own(libevreactor.LibevLoop.__dict__.get("_loop_will_run")),
+     drivers_own(libevreactor.LibevLoop.__dict__.get("_update_timer")),
+     drivers_own(TimerManager.__dict__.get("service_timeouts"))) if libevreactor is not None else (None, None, None))
+_OWN = bool(_STEPS) and all(then is fn for (_, _, then), fn in zip(_STEPS, (_WILL_RUN, _UPDATE_TIMER, _SERVICE_TIMEOUTS)))
 
 
-def _own(fn: Any) -> Any:
-    module = getattr(fn, "__module__", None)
-    if isinstance(module, str) and module.startswith("cassandra.") and getattr(fn, "__wrapped__", None) is None:
-        return fn
-    return object()  # found by no lookup
-
-
-_AS_IMPORTED = tuple((cls, name, _own(cls.__dict__.get(name))) for cls, name in _STEPS)
-
-
-def _unchanged() -> bool:
-    """Whether each class still finds the driver's own function of :data:`_AS_IMPORTED`."""
-    for cls, name, fn in _AS_IMPORTED:
-        for klass in cls.__mro__:
-            if name in klass.__dict__:
-                if klass.__dict__[name] is not fn:
-                    return False
-                break
-        else:
-            return False
-    return True
-
-
-def _bound_as(obj: Any, name: str, cls: type) -> bool:
-    """Whether ``obj.<name>`` is the class's function bound to ``obj`` (nothing of the object's own)."""
-    method = getattr(obj, name, None)
-    return getattr(method, "__self__", None) is obj and getattr(method, "__func__", None) is cls.__dict__.get(name)
+def _as_imported() -> bool:
+    return _OWN and _unchanged(_STEPS)
 
 
 def _noop() -> None:
@@ -123,8 +104,8 @@ _NEVER = 1e9
 
 def takes_over(loop: Any, libev: Any) -> bool:
     """Whether the driver's step of ``loop`` can be taken over: the driver's loop, methods and watcher."""
-    return (libevreactor is not None and type(loop) is libevreactor.LibevLoop and _unchanged()
-            and _bound_as(loop, "_loop_will_run", libevreactor.LibevLoop)
+    return (libevreactor is not None and type(loop) is libevreactor.LibevLoop and _as_imported()
+            and bound_as(loop, "_loop_will_run", _WILL_RUN)
             and type(getattr(loop, "_preparer", None)) is libev.Prepare)
 
 
@@ -136,10 +117,10 @@ def watchers_step(loop: Any) -> bool:
     that; False (having changed nothing) for every other
     turn, and for an error, which the driver's own step then meets."""
     try:
-        if loop._shutdown or not _unchanged() or not _bound_as(loop, "_update_timer", libevreactor.LibevLoop):
+        if loop._shutdown or not _as_imported() or not bound_as(loop, "_update_timer", _UPDATE_TIMER):
             return False
         timers = loop._timers
-        if type(timers) is not TimerManager or not _bound_as(timers, "service_timeouts", TimerManager):
+        if type(timers) is not TimerManager or not bound_as(timers, "service_timeouts", _SERVICE_TIMEOUTS):
             return False
         queue, new_timers = timers._queue, timers._new_timers
         if type(queue) is not list or type(new_timers) is not list or queue or new_timers:
