@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import re
 import sys
+import threading
 import time
 import warnings
 
@@ -227,14 +228,37 @@ def test_async_for_pages_as_the_driver(ours, sessions, run):
 
 
 def test_paging_does_not_block_the_loop(ours, run):
+    """Before each later page is asked for, the connection's IO thread is held until another task of the
+    application's loop has run, so the page is surely still on its way when it is awaited: a fetch that
+    waited for it on the loop's thread would wait out the hold instead (a page answered before it was
+    awaited would prove nothing)."""
+    connection_class = ours.cluster.connection_class
+    hold_s = 5.0
+    waited_out = []  # holds that ended without the other task having run
+
+    def hold_the_io_thread():
+        held, release = threading.Event(), threading.Event()
+
+        def stall():
+            held.set()
+            if not waited_out and not release.wait(hold_s):
+                waited_out.append(release)
+
+        connection_class.create_timer(0, stall)
+        assert held.wait(30), "the connection's IO thread never ran its timer"
+        return release
+
     async def main():
         ticks = 0
         done = False
+        holds = []
 
         async def tick():
             nonlocal ticks
             while not done:
                 ticks += 1
+                while holds:
+                    holds.pop().set()
                 await asyncio.sleep(0)
 
         ticker = asyncio.ensure_future(tick())
@@ -242,12 +266,17 @@ def test_paging_does_not_block_the_loop(ours, run):
         count = 0
         async for _ in await ours.execute_async(SimpleStatement(SELECT_ALL, fetch_size=3)):
             count += 1
+            if count % 3 == 0:  # the page's last row: the next page is asked for after it
+                holds.append(hold_the_io_thread())
         done = True
         await ticker
+        for release in holds:  # the hold after the last page, when no page followed it
+            release.set()
         return count, ticks
 
     count, ticks = run(main())
-    assert count == ROWS and ticks >= ROWS // 3  # the loop ran while each page was on its way
+    assert count == ROWS and not waited_out
+    assert ticks >= ROWS // 3  # the other task ran at least once while each page was on its way
 
 
 def test_tasks_paging_at_once_each_get_every_row_once(ours, run):
