@@ -10,7 +10,7 @@ again before blocking; each woken waiter releases the lock for the next one.
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_Size
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from cpython.time cimport time as _now
@@ -107,9 +107,28 @@ cdef void _not_sent(FutureFields future, host, pool, connection, exc) except *:
         pool.return_connection(connection)
 
 
+cdef Py_ssize_t _FEW_POOLS = 16
+
+
+cdef object _pool_of(pools, host):
+    """``pools.get(host)``. A plain dict of a few pools is first searched for ``host`` itself, which
+    finds what the dict's own lookup finds without hashing the host (``Host.__hash__`` and its end point's
+    are Python code, and a request's host is the very object its pool is kept under): a dict whose key is
+    ``host`` has no other key equal to it. Only a host whose hash changed after it became a key is found
+    here where the dict's lookup would miss it; the driver never changes it. The search runs no Python."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if type(pools) is dict and PyDict_Size(pools) <= _FEW_POOLS:
+        while PyDict_Next(pools, &pos, &key, &value):
+            if key is <PyObject*>host:
+                return <object>value
+    return pools.get(host)
+
+
 cdef object _pool_for(FutureFields future, host):
     """``pyfactories.futures._callbacks_py.pool_for``."""
-    pool = future.session._pools.get(host)
+    pool = _pool_of(future.session._pools, host)
     if not pool:
         future._errors[host] = ConnectionException("Host has been marked down or removed")
         return None

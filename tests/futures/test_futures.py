@@ -651,6 +651,57 @@ def test_a_request_is_sent_as_the_drivers(spec, lean, fails, statement):
     assert (outcomes[0][0] is None) is fails
 
 
+class HostKey:
+    """A host as the driver's: equal to another and hashed by its end point, in Python."""
+
+    def __init__(self, endpoint):
+        self.endpoint, self.hashed = endpoint, 0
+
+    def __eq__(self, other):
+        return isinstance(other, HostKey) and other.endpoint == self.endpoint
+
+    def __hash__(self):
+        self.hashed += 1
+        return hash(self.endpoint)
+
+
+class OwnPools(dict):
+    """A session's pools that answer ``get`` their own way."""
+
+    def get(self, key, default=None):
+        return super().get(HostKey("elsewhere"), default)
+
+
+def _pools(kind, host, pool):
+    others = {HostKey(f"other {i}"): Pool(Sender(False)) for i in range(30 if kind == "among many" else 3)}
+    found = {"itself": {host: pool}, "among a few": {**others, host: pool}, "among many": {**others, host: pool},
+             "an equal host": {HostKey(host.endpoint): pool}, "absent": others,
+             "a dict of its own": OwnPools({host: pool, HostKey("elsewhere"): Pool(Sender(False))})}
+    return found[kind]
+
+
+@pytest.mark.parametrize("kind", ["itself", "among a few", "among many", "an equal host", "absent",
+                                  "a dict of its own"])
+def test_a_hosts_pool_is_the_one_the_driver_finds(spec, lean, kind):
+    """The pool a request is sent through is the one ``session._pools.get(host)`` gives: the host's own
+    entry, an equal host's, none (the driver's error kept by host), or what a dict of its own answers."""
+    outcomes = []
+    for send in (spec.query, ResponseFuture._query):
+        future = bare(lean, threading.Event())
+        host, pool = HostKey("host"), Pool(Sender(False))
+        future.session = type("Session", (), {"_pools": _pools(kind, host, pool)})()
+        future.message, future.prepared_statement, future._errors, future.attempted_hosts = "message", None, {}, []
+        future.query, future._req_id = None, 3
+        future._routing_token, future._bound_result_metadata = "token", ["metadata"]
+        answer = send(future, host)
+        lent = [p for p in future.session._pools.values() if p.borrowed]
+        outcomes.append((answer, [p is pool for p in lent], repr(future._errors.get(host)),
+                         len(future.attempted_hosts)))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0][0] is None) is (kind == "absent")
+    assert outcomes[0][1] == {"absent": [], "a dict of its own": [False]}.get(kind, [True])
+
+
 # Messages -----------------------------------------------------------------------------------------
 
 anything = st.one_of(st.none(), st.booleans(), st.integers(), st.binary(max_size=4), st.text(max_size=3),
