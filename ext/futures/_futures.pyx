@@ -111,15 +111,17 @@ cdef Py_ssize_t _FEW_POOLS = 16
 
 
 cdef object _pool_of(pools, host):
-    """``pools.get(host)``. A plain dict of a few pools is first searched for ``host`` itself, which
-    finds what the dict's own lookup finds without hashing the host (``Host.__hash__`` and its end point's
-    are Python code, and a request's host is the very object its pool is kept under): a dict whose key is
-    ``host`` has no other key equal to it. Only a host whose hash changed after it became a key is found
-    here where the dict's lookup would miss it; the driver never changes it. The search runs no Python."""
+    """``pools.get(host)``. On cassandra-driver a plain dict of a few pools is first searched for ``host``
+    itself, which finds what the dict's own lookup finds without hashing the host (``Host.__hash__`` and
+    its end point's are Python code, and a request's host is the very object its pool is kept under): a
+    dict whose key is ``host`` has no other key equal to it, as long as the host's hash has not changed
+    since it became a key. cassandra-driver never changes it; scylla-driver gives a host a new end point
+    when its address changes, and may keep its pool under the old hash, so there the dict is asked.
+    The search runs no Python."""
     cdef Py_ssize_t pos = 0
     cdef PyObject* key
     cdef PyObject* value
-    if type(pools) is dict and PyDict_Size(pools) <= _FEW_POOLS:
+    if not _SCYLLA and type(pools) is dict and PyDict_Size(pools) <= _FEW_POOLS:
         while PyDict_Next(pools, &pos, &key, &value):
             if key is <PyObject*>host:
                 return <object>value

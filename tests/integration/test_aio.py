@@ -264,14 +264,16 @@ def test_paging_does_not_block_the_loop(ours, run):
         ticker = asyncio.ensure_future(tick())
         await asyncio.sleep(0)
         count = 0
-        async for _ in await ours.execute_async(SimpleStatement(SELECT_ALL, fetch_size=3)):
-            count += 1
-            if count % 3 == 0:  # the page's last row: the next page is asked for after it
-                holds.append(hold_the_io_thread())
-        done = True
-        await ticker
-        for release in holds:  # the hold after the last page, when no page followed it
-            release.set()
+        try:
+            async for _ in await ours.execute_async(SimpleStatement(SELECT_ALL, fetch_size=3)):
+                count += 1
+                if count % 3 == 0:  # the page's last row: the next page is asked for after it
+                    holds.append(hold_the_io_thread())
+        finally:
+            done = True
+            for release in holds:  # the hold after the last page (no page followed it), or after a failure
+                release.set()
+            await ticker
         return count, ticks
 
     count, ticks = run(main())
