@@ -56,9 +56,42 @@ cdef inline int _plain_result(cls, flags, opcode, body) except -1:
     return 0
 
 
+from cpython.object cimport PyTypeObject
+from cpython.type cimport PyType_Check
+
+cdef extern from "Python.h":
+    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
+
+cdef extern from *:
+    """
+    static int pf_reads_as_type(PyObject *meta) {
+        return ((PyTypeObject *)meta)->tp_getattro == PyType_Type.tp_getattro;
+    }
+    """
+    bint pf_reads_as_type(object meta)
+
+cdef PyObject* _TYPES_NEW = _PyType_Lookup(<PyTypeObject*>type, <PyObject*>"__new__")  # type's own, kept by type
+cdef str _NEW = "__new__"
+cdef tuple _NO_ARGS = ()
+
+
+cdef object _new_message(message_cls):
+    """``message_cls.__new__(message_cls)``. When that finds ``object.__new__`` (a class whose ``__new__``
+    slot is object's, whose metaclass reads attributes as ``type`` does and has no ``__new__`` of its own
+    in front of it), the slot is called directly, as ``object.__new__`` would call it: the same object,
+    without looking the name up and calling through its wrapper."""
+    meta = type(message_cls)
+    if (PyType_Check(message_cls)
+            and (<PyTypeObject*>message_cls).tp_new == (<PyTypeObject*>object).tp_new
+            and pf_reads_as_type(meta)
+            and _PyType_Lookup(<PyTypeObject*>meta, <PyObject*>_NEW) is _TYPES_NEW):
+        return (<PyTypeObject*>message_cls).tp_new(<type>message_cls, <PyObject*>_NO_ARGS, NULL)
+    return message_cls.__new__(message_cls)
+
+
 cdef _void_message(message_cls, stream_id):
     """The driver's message for a VOID result: its attributes as ``decode_message`` sets them."""
-    msg = message_cls.__new__(message_cls)
+    msg = _new_message(message_cls)
     msg.kind = _RESULT_KIND_VOID
     msg.stream_id = stream_id
     msg.trace_id = None
@@ -69,7 +102,7 @@ cdef _void_message(message_cls, stream_id):
 
 cdef _rows_message(RowsDecoder decoder, message_cls, protocol_version, user_type_map, stream_id, body,
                    result_metadata):
-    msg = message_cls.__new__(message_cls)
+    msg = _new_message(message_cls)
     msg.kind = _RESULT_KIND_ROWS
     decoder.decode(msg, body, 4, protocol_version, user_type_map, result_metadata, None)
     msg.stream_id = stream_id
