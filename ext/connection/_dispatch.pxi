@@ -77,7 +77,7 @@ cdef int _dispatch(conn, int stream, int version, int flags, int opcode, bytes b
 cdef int _deliver(conn, callback, response) except -1:
     """:func:`pyfactories.connection._framing_py.deliver`."""
     try:
-        if isinstance(response, ProtocolException):
+        if _is_instance(response, ProtocolException):
             if "unsupported protocol version" in response.message:
                 conn.is_unsupported_proto_version = True
             else:

@@ -19,6 +19,7 @@ from connection_fields cimport (
     get_continuous_paging_sessions, get_decompressor, get_lock, get_orphaned_request_ids, get_request_ids, get_requests,
     get_user_type_map, set_msg_received,
 )
+from as_imported cimport is_instance as _is_instance
 
 from io import BytesIO
 from zlib import crc32 as _zlib_crc32

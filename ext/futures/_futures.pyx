@@ -15,8 +15,8 @@ from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from cpython.time cimport time as _now
 
-from as_imported cimport (bound_as as _bound_as, drivers_own as _drivers_own, found_on as _found_on, steps as _steps,
-                          unchanged as _unchanged)
+from as_imported cimport (bound_as as _bound_as, drivers_own as _drivers_own, found_on as _found_on,
+                          is_instance as _is_instance, steps as _steps, unchanged as _unchanged)
 from connection_fields cimport (
     get_highest_request_id, get_in_flight, get_is_closed, get_is_defunct, get_lock, get_max_request_id,
     get_orphaned_threshold_reached, get_request_ids, set_highest_request_id, set_in_flight,
@@ -197,7 +197,7 @@ cdef class Completion:
 
 def cassandra_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._futures_py.set_result`` (cassandra-driver's)."""
-    if not isinstance(response, ResultMessage):
+    if not _is_instance(response, ResultMessage):
         _driver_set_result(future, host, connection, pool, response)
         return
     kind = response.kind

@@ -217,7 +217,7 @@ def scylla_query(FutureFields future not None, host, message=None, cb=None):
 
 def scylla_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._scylla_py.set_result``."""
-    if not isinstance(response, ResultMessage):
+    if not _is_instance(response, ResultMessage):
         _driver_set_result(future, host, connection, pool, response)
         return
     kind = response.kind

@@ -1,6 +1,7 @@
 # The driver's classes as imported: a fast path taken only while what it skips on a class is still what
 # the class had at import (``steps`` records it, ``unchanged`` checks it, looking again only after a
 # class changed; cimported by the futures and the connection). The pure-Python twin: ``pyfactories.futures._plans_py``'s ``_steps`` and ``_unchanged``.
+# ``is_instance`` is ``isinstance`` (the twins call it), answered from the classes where that is what it does.
 
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from cpython.object cimport PyObject, PyTypeObject
@@ -90,3 +91,32 @@ cdef inline bint bound_as(obj, str name, fn) except -1:
     method = getattr(obj, name, None)
     return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
             and PyMethod_GET_SELF(method) is <PyObject*>obj)
+
+
+cdef extern from *:
+    """
+    /* Whether isinstance(obj, cls), for a class cls, is what type's own check answers from the classes:
+       cls's metaclass finds type's __instancecheck__ (CPython looks it up on the metaclass, not through
+       its __getattribute__), and obj's __class__, where that check reads it, is its type (object's own
+       descriptor, read by the generic lookup). 1: an instance, 0: not, -1: ask isinstance. */
+    static int pf_isinstance_as_type(PyObject *obj, PyObject *cls, PyObject *check_name, PyObject *class_name) {
+        if (!PyType_Check(cls)) return -1;
+        if (_PyType_Lookup(Py_TYPE(cls), check_name) != _PyType_Lookup(&PyType_Type, check_name)) return -1;
+        if (PyObject_TypeCheck(obj, (PyTypeObject *)cls)) return 1;
+        if (Py_TYPE(obj)->tp_getattro != PyObject_GenericGetAttr
+                || _PyType_Lookup(Py_TYPE(obj), class_name) != _PyType_Lookup(&PyBaseObject_Type, class_name))
+            return -1;
+        return 0;
+    }
+    """
+    int pf_isinstance_as_type(object obj, object cls, object check_name, object class_name)
+
+
+cdef inline bint is_instance(obj, cls) except -1:
+    """``isinstance(obj, cls)``. Where ``cls``'s metaclass checks instances as ``type`` does (the driver's
+    message classes have metaclasses of their own), answered from the classes as that check answers them,
+    without looking its method up and calling it; otherwise asked of ``isinstance``."""
+    cdef int found = pf_isinstance_as_type(obj, cls, "__instancecheck__", "__class__")
+    if found < 0:
+        return isinstance(obj, cls)
+    return found == 1

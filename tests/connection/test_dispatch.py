@@ -15,7 +15,7 @@ import sys
 import pytest
 from cassandra.connection import Connection
 from cassandra.marshal import int32_pack
-from cassandra.protocol import ProtocolHandler
+from cassandra.protocol import ProtocolException, ProtocolHandler
 
 from pyfactories import _driver, decoding
 from tests.connection_fields import fields_of
@@ -90,6 +90,26 @@ def _raises(*args):
     raise ValueError("the decoder fails")
 
 
+class ClaimsProtocolError:
+    """An answer that says, through its ``__class__``, that it is a protocol error."""
+
+    message, stream_id = "bad frame", 3
+
+    @property
+    def __class__(self):
+        return ProtocolException
+
+    def summary_msg(self):
+        return "it claims to be a protocol error"
+
+    def __str__(self):
+        return self.summary_msg()
+
+
+def _claims(*args):
+    return ClaimsProtocolError()
+
+
 def scenario(name: str, conn: Dispatching) -> list[tuple[int, bytes, int, int]]:
     """Set up ``conn`` for one scenario; the frames (stream, body, opcode, flags) it then reads."""
     fast = decoding.handler("named").decode_message
@@ -109,6 +129,9 @@ def scenario(name: str, conn: Dispatching) -> list[tuple[int, bytes, int, int]]:
     if name == "unsupported-version":
         conn.send(3, conn.callback("a"))
         return [(3, UNSUPPORTED, 0x00, 0)]
+    if name == "claims-protocol-error":
+        conn.send(3, conn.callback("a"), _claims)
+        return [(3, VOID, 0x08, 0)]
     if name == "decoder-raises":
         conn.send(9, conn.callback("a"), _raises)
         return [(9, VOID, 0x08, 0)]
@@ -141,7 +164,8 @@ def scenario(name: str, conn: Dispatching) -> list[tuple[int, bytes, int, int]]:
     raise AssertionError(name)
 
 
-SCENARIOS = ["void", "keyspace", "server-error", "protocol-error", "unsupported-version", "decoder-raises",
+SCENARIOS = ["void", "keyspace", "server-error", "protocol-error", "unsupported-version", "claims-protocol-error",
+             "decoder-raises",
              "bad-body", "callback-raises", "no-callback", "unknown-stream", "orphaned", "event", "warning-flag"]
 
 
@@ -195,6 +219,23 @@ def test_the_read_loop_dispatches_as_the_driver(framing, name, with_fields, capl
         got_log = logged(caplog)
     assert got == want
     assert got_log == want_log
+
+
+def test_a_metaclass_that_checks_instances_its_own_way_is_asked(framing, monkeypatch, caplog):
+    """The protocol error classes' metaclass asked whether an answer is one, as ``isinstance`` asks it:
+    here it says the answer on stream 6 is, and that answer is handled as one."""
+    def claims(cls, instance):
+        return getattr(instance, "stream_id", None) == 6 or type.__instancecheck__(cls, instance)
+
+    monkeypatch.setattr(type(ProtocolException), "__instancecheck__", claims, raising=False)
+    with caplog.at_level(logging.DEBUG, logger="cassandra"):
+        want = run("void", Connection.process_msg)
+        want_log = logged(caplog)
+        caplog.clear()
+        got = run("void", framing.process_msg)
+        got_log = logged(caplog)
+    assert got == want and got_log == want_log
+    assert any("Callback handler errored" in record[2] for record in want_log)  # (a result has no message)
 
 
 def test_a_subclass_that_replaces_process_msg_gets_it_called(framing):

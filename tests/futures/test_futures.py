@@ -514,10 +514,26 @@ def _answer(kind, rows=None, **extra):
     return message
 
 
-@pytest.mark.parametrize("answer", ["void", "rows", "rows, warnings and payload", "failing factory"])
-def test_answers_taken_as_the_drivers(spec, lean, answer):
-    from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID
+class ClaimsResult:
+    """An answer that says, through its ``__class__``, that it is a result."""
 
+    kind, paging_state, column_names, column_types, parsed_rows = 1, None, None, None, None
+
+    @property
+    def __class__(self):
+        from cassandra.protocol import ResultMessage
+
+        return ResultMessage
+
+
+@pytest.mark.parametrize("answer", ["void", "rows", "rows, warnings and payload", "failing factory",
+                                    "claims to be a result", "not a result to its metaclass"])
+def test_answers_taken_as_the_drivers(spec, lean, answer, monkeypatch):
+    from cassandra.protocol import RESULT_KIND_ROWS, RESULT_KIND_VOID, ResultMessage
+
+    if answer == "not a result to its metaclass":  # its metaclass says no to every answer with warnings
+        monkeypatch.setattr(type(ResultMessage), "__instancecheck__",
+                            lambda cls, instance: getattr(instance, "warnings", None) is None, raising=False)
 
     def factory(names, rows):
         if answer == "failing factory":
@@ -535,6 +551,8 @@ def test_answers_taken_as_the_drivers(spec, lean, answer):
             "rows, warnings and payload": lambda: _answer(RESULT_KIND_ROWS, [(5, 6)], warnings=["w"],
                                                           custom_payload={"k": b"v"}),
             "failing factory": lambda: _answer(RESULT_KIND_ROWS, [(1, 2)]),
+            "claims to be a result": ClaimsResult,
+            "not a result to its metaclass": lambda: _answer(RESULT_KIND_VOID, warnings=["w"]),
         }[answer]()
         take(future, "host", None, None, response)
         exc = future._final_exception
