@@ -70,19 +70,24 @@ cdef extern from *:
     """
     bint pf_reads_as_type(object meta)
 
-cdef PyObject* _TYPES_NEW = _PyType_Lookup(<PyTypeObject*>type, <PyObject*>"__new__")  # type's own, kept by type
 cdef str _NEW = "__new__"
+# type's own and object's own, borrowed (builtin types' dicts never change); only compared
+cdef PyObject* _TYPES_NEW = _PyType_Lookup(<PyTypeObject*>type, <PyObject*>_NEW)
+cdef PyObject* _OBJECTS_NEW = _PyType_Lookup(<PyTypeObject*>object, <PyObject*>_NEW)
 cdef tuple _NO_ARGS = ()
 
 
 cdef object _new_message(message_cls):
     """``message_cls.__new__(message_cls)``. When that finds ``object.__new__`` (a class whose ``__new__``
-    slot is object's, whose metaclass reads attributes as ``type`` does and has no ``__new__`` of its own
-    in front of it), the slot is called directly, as ``object.__new__`` would call it: the same object,
-    without looking the name up and calling through its wrapper."""
+    slot is object's and whose bases find object's ``__new__``, whose metaclass reads attributes as
+    ``type`` does and has no ``__new__`` of its own in front of it), the slot is called directly, as
+    ``object.__new__`` would call it: the same object, without looking the name up and calling through
+    its wrapper. (A class may keep object's slot and still find another ``__new__``: one that names a
+    builtin type's, ``__new__ = int.__new__``.)"""
     meta = type(message_cls)
     if (PyType_Check(message_cls)
             and (<PyTypeObject*>message_cls).tp_new == (<PyTypeObject*>object).tp_new
+            and _PyType_Lookup(<PyTypeObject*>message_cls, <PyObject*>_NEW) is _OBJECTS_NEW
             and pf_reads_as_type(meta)
             and _PyType_Lookup(<PyTypeObject*>meta, <PyObject*>_NEW) is _TYPES_NEW):
         return (<PyTypeObject*>message_cls).tp_new(<type>message_cls, <PyObject*>_NO_ARGS, NULL)

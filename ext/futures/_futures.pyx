@@ -195,6 +195,11 @@ cdef class Completion:
         self.future._set_result(self.host, self.connection, self.pool, response)
 
 
+def is_instance(obj, cls):
+    """``pyfactories.futures._futures_py.is_instance``."""
+    return _is_instance(obj, cls)
+
+
 def cassandra_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._futures_py.set_result`` (cassandra-driver's)."""
     if not _is_instance(response, ResultMessage):

@@ -98,18 +98,35 @@ cdef extern from *:
     /* Whether isinstance(obj, cls), for a class cls, is what type's own check answers from the classes:
        cls's metaclass finds type's __instancecheck__ (CPython looks it up on the metaclass, not through
        its __getattribute__), and obj's __class__, where that check reads it, is its type (object's own
-       descriptor, read by the generic lookup). 1: an instance, 0: not, -1: ask isinstance. */
+       descriptor, read by the generic lookup). 1: an instance, 0: not, -1: ask isinstance, -2: the
+       recursion limit, raised as isinstance raises it (it calls the check of a metaclass other than
+       type itself inside two recursion guards). */
     static int pf_isinstance_as_type(PyObject *obj, PyObject *cls, PyObject *check_name, PyObject *class_name) {
+        int found, guarded;
         if (!PyType_Check(cls)) return -1;
+        if (Py_IS_TYPE(obj, (PyTypeObject *)cls)) return 1;
         if (_PyType_Lookup(Py_TYPE(cls), check_name) != _PyType_Lookup(&PyType_Type, check_name)) return -1;
-        if (PyObject_TypeCheck(obj, (PyTypeObject *)cls)) return 1;
-        if (Py_TYPE(obj)->tp_getattro != PyObject_GenericGetAttr
-                || _PyType_Lookup(Py_TYPE(obj), class_name) != _PyType_Lookup(&PyBaseObject_Type, class_name))
-            return -1;
-        return 0;
+        guarded = !PyType_CheckExact(cls);
+        if (guarded) {
+            if (Py_EnterRecursiveCall(" in __instancecheck__")) return -2;
+            if (Py_EnterRecursiveCall(" while calling a Python object")) {
+                Py_LeaveRecursiveCall();
+                return -2;
+            }
+        }
+        if (PyObject_TypeCheck(obj, (PyTypeObject *)cls)) found = 1;
+        else if (Py_TYPE(obj)->tp_getattro != PyObject_GenericGetAttr
+                 || _PyType_Lookup(Py_TYPE(obj), class_name) != _PyType_Lookup(&PyBaseObject_Type, class_name))
+            found = -1;
+        else found = 0;
+        if (guarded) {
+            Py_LeaveRecursiveCall();
+            Py_LeaveRecursiveCall();
+        }
+        return found;
     }
     """
-    int pf_isinstance_as_type(object obj, object cls, object check_name, object class_name)
+    int pf_isinstance_as_type(object obj, object cls, object check_name, object class_name) except -2
 
 
 cdef inline bint is_instance(obj, cls) except -1:

@@ -150,6 +150,12 @@ def cassandra_query(future: Any, host: Any, message: Any = None, cb: Any = None)
 
 
 
+def is_instance(obj: Any, cls: Any) -> bool:
+    """``isinstance(obj, cls)``, as the compiled futures and dispatch ask it of an answer (compiled, answered
+    from the classes where the metaclass checks instances as ``type`` does)."""
+    return isinstance(obj, cls)
+
+
 def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
     """cassandra-driver's ``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
     answer goes to the driver's method."""

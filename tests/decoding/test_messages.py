@@ -71,6 +71,24 @@ class MetaReads(type(ResultMessage)):
         return super().__getattribute__(name)
 
 
+class BuiltinsNew(ResultMessage):
+    """A class that keeps object's slot but finds a builtin type's ``__new__``: calling it raises."""
+
+    __new__ = int.__new__
+
+
+@pytest.mark.parametrize("body", [VOID, ROWS], ids=["void", "rows"])
+def test_a_class_that_finds_a_builtins_new_raises_as_python(body):
+    with pytest.raises(TypeError) as python:
+        BuiltinsNew.__new__(BuiltinsNew)
+    handler = type("Handler", (ProtocolHandler,), {
+        "decode_message": _fastpath.make_decode_message(_decoder(), ProtocolHandler.decode_message.__func__,
+                                                        BuiltinsNew, _driver.takes_protocol_features())})
+    with pytest.raises(TypeError) as ours:
+        decode(handler, body)
+    assert str(ours.value) == str(python.value)
+
+
 @pytest.mark.parametrize("body", [VOID, ROWS], ids=["void", "rows"])
 @pytest.mark.parametrize("made", ["own __new__", "metaclass __new__", "metaclass reads"])
 def test_a_class_whose_new_is_not_objects_makes_its_message(made, body):
