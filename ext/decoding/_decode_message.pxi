@@ -59,8 +59,7 @@ cdef inline int _plain_result(cls, flags, opcode, body) except -1:
 from cpython.object cimport PyTypeObject
 from cpython.type cimport PyType_Check
 
-cdef extern from "Python.h":
-    PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
+from as_imported cimport found_on as _found_on
 
 cdef extern from *:
     """
@@ -70,10 +69,9 @@ cdef extern from *:
     """
     bint pf_reads_as_type(object meta)
 
-cdef str _NEW = "__new__"
 # type's own and object's own, borrowed (builtin types' dicts never change); only compared
-cdef PyObject* _TYPES_NEW = _PyType_Lookup(<PyTypeObject*>type, <PyObject*>_NEW)
-cdef PyObject* _OBJECTS_NEW = _PyType_Lookup(<PyTypeObject*>object, <PyObject*>_NEW)
+cdef PyObject* _TYPES_NEW = _found_on(type, "__new__")
+cdef PyObject* _OBJECTS_NEW = _found_on(object, "__new__")
 cdef tuple _NO_ARGS = ()
 
 
@@ -87,9 +85,9 @@ cdef object _new_message(message_cls):
     meta = type(message_cls)
     if (PyType_Check(message_cls)
             and (<PyTypeObject*>message_cls).tp_new == (<PyTypeObject*>object).tp_new
-            and _PyType_Lookup(<PyTypeObject*>message_cls, <PyObject*>_NEW) is _OBJECTS_NEW
+            and _found_on(message_cls, "__new__") is _OBJECTS_NEW
             and pf_reads_as_type(meta)
-            and _PyType_Lookup(<PyTypeObject*>meta, <PyObject*>_NEW) is _TYPES_NEW):
+            and _found_on(meta, "__new__") is _TYPES_NEW):
         return (<PyTypeObject*>message_cls).tp_new(<type>message_cls, <PyObject*>_NO_ARGS, NULL)
     return message_cls.__new__(message_cls)
 

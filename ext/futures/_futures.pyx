@@ -11,12 +11,12 @@ again before blocking; each woken waiter releases the lock for the next one.
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem, PyDict_Next, PyDict_Size
-from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from libc.stdint cimport INT64_MIN, int64_t, uint64_t
 from cpython.time cimport time as _now
 
 from as_imported cimport (bound_as as _bound_as, drivers_own as _drivers_own, found_on as _found_on,
-                          is_instance as _is_instance, steps as _steps, unchanged as _unchanged)
+                          is_bound as _is_bound, is_instance as _is_instance, steps as _steps,
+                          unchanged as _unchanged)
 from connection_fields cimport (
     get_highest_request_id, get_in_flight, get_is_closed, get_is_defunct, get_lock, get_max_request_id,
     get_orphaned_threshold_reached, get_request_ids, set_highest_request_id, set_in_flight,

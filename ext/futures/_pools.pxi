@@ -125,12 +125,6 @@ def request_id(conn):
 cdef tuple _RETURN_STEPS = _steps(((HostConnection, "return_connection"),))
 
 
-cdef inline bint _is_bound(method, obj, fn) noexcept:
-    """Whether ``method`` is ``fn`` bound to ``obj``."""
-    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
-            and PyMethod_GET_SELF(method) is <PyObject*>obj)
-
-
 cdef object _RETURN = _drivers_own(HostConnection.__dict__.get("return_connection"))
 
 

@@ -84,13 +84,17 @@ cdef inline object drivers_own(fn):
     return object()
 
 
+cdef inline bint is_bound(method, obj, fn) noexcept:
+    """Whether ``method`` is ``fn`` bound to ``obj``."""
+    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
+            and PyMethod_GET_SELF(method) is <PyObject*>obj)
+
+
 cdef inline bint bound_as(obj, str name, fn) except -1:
     """Whether ``obj.<name>`` is the class's ``fn`` bound to ``obj`` (nothing of the object's own in front of
     it). Asked through the generic lookup, which reads an object's attributes without making its
     ``__dict__``: made by two threads at once, CPython 3.11 can free that dict twice."""
-    method = getattr(obj, name, None)
-    return (PyMethod_Check(method) and PyMethod_GET_FUNCTION(method) is <PyObject*>fn
-            and PyMethod_GET_SELF(method) is <PyObject*>obj)
+    return is_bound(getattr(obj, name, None), obj, fn)
 
 
 cdef extern from *:
