@@ -103,9 +103,7 @@ cdef class ListResults:
         self._fail_fast = fail_fast
         self._results, self._filled, self._others = [], 0, []
         self._finished = self._sent = 0
-        # the listeners, made once a call (a cycle through self, for the cyclic GC: a request still finishing
-        # after the call returned, as the driver's executor allows, sends the next one with them)
-        self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
+        self._listen()
         with self._lock:
             for _ in _range(concurrency):
                 if not self._execute_next():
@@ -136,10 +134,18 @@ cdef class ListResults:
                 self.session.submit(self._put_result, exc, idx, False)
         self._depth -= 1
 
+    cdef _listen(self):
+        """The listeners, made once a call: a cycle through self until :meth:`_wait` lets them go. (A
+        request still finishing after a failing-fast call returned sends the next one with them, as the
+        driver's executor does.)"""
+        self._success, self._lean_success, self._error = self._on_success, self._on_lean_success, self._on_error
+
     cdef _send(self, idx, statement, params, timeout):
         """``session.execute_async(statement, params, [timeout=timeout,] execution_profile=...)`` and its
         listeners added (in C, to a future :func:`_execute` sent in C)."""
         cdef bint untouched = False
+        if self._error is None:  # sent after every request had finished (an iterator that went on after its end)
+            self._listen()
         session = self.session
         if _executes_as_driver(session):
             future = _execute(session, statement, params, False, None, timeout, self._profile, None, None, None,
@@ -225,6 +231,10 @@ cdef class ListResults:
                     self._lock._acquire_restore(saved)
                 if self._exception and self._fail_fast:
                     raise self._exception
+            # every request sent has finished and no statement is left: nothing calls the listeners again, and
+            # without them the results hold no cycle through self (freed when the caller lets them go, not by
+            # the cyclic GC, as the driver's are)
+            self._success = self._lean_success = self._error = None
         if self._exception and self._fail_fast:
             raise self._exception
         if self._others or self._filled != len(self._results):  # the driver's answer: all kept, sorted

@@ -5,11 +5,13 @@ only the sessions with the leaner futures to it. The server's side is in tests/i
 
 from __future__ import annotations
 
+import gc
 import importlib
 import queue
 import subprocess
 import sys
 import threading
+import weakref
 
 import pytest
 from cassandra import concurrent
@@ -161,6 +163,83 @@ def test_a_long_chain_of_requests_that_raise_goes_on_as_the_drivers(spec, now):
     timeouts = {entry[-1] for entry in our_log if entry[0] == "execute_async"}
     assert timeouts == ({None} if spec.QUEUED else {_NOT_SET})
     assert ours[1][-1] == (True, [(1,)]) and len(ours[1]) == len(script)
+
+
+@pytest.mark.parametrize("fail_fast", [False, True], ids=["all", "fail-fast"])
+@pytest.mark.parametrize("now", [True, False], ids=["at-once", "later"])
+def test_results_are_freed_with_their_last_reference_as_the_drivers(spec, now, fail_fast):
+    """Once every request has finished, the executor lets its listeners go: the results hold no cycle through
+    it, and are freed when the caller lets them go, without the cyclic collector (as the driver's are)."""
+    freed = {}
+    gc.disable()
+    try:
+        for executor_class in (DRIVERS, spec.ListResults):
+            session = Session(now)
+            script = [(f"statement {i}", ("ok", [(i,)])) for i in range(20)]
+            try:
+                results = executor_class(session, iter(script), PROFILE).execute(3, fail_fast)
+            finally:
+                session.close()  # (its IO thread's last callback let go)
+            kept = weakref.ref(results[-1].result_or_exc)
+            del results
+            freed[executor_class] = kept() is None
+    finally:
+        gc.enable()
+    assert freed == {DRIVERS: True, spec.ListResults: True}
+
+
+class Resumed:
+    """Statements that go on after their end: one, the end, then one more."""
+
+    def __init__(self):
+        self.steps = [("first", ("ok", [(1,)])), None, ("second", ("ok", [(2,)]))]
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        step = self.steps.pop(0) if self.steps else None
+        if step is None:
+            raise StopIteration
+        return step
+
+
+class Again(Future):
+    """A future whose listener the test calls once more, after the executor has finished."""
+
+    def add_callbacks(self, callback, errback, callback_args=(), callback_kwargs=None, errback_args=(),
+                      errback_kwargs=None):
+        self.session.again.append((callback, self.outcome[1], callback_args))
+        super().add_callbacks(callback, errback, callback_args, callback_kwargs, errback_args, errback_kwargs)
+
+
+class AgainSession(Session):
+    def __init__(self):
+        super().__init__(True)
+        self.again = []
+
+    def execute_async(self, statement, params, execution_profile=None, timeout=_NOT_SET):
+        super().execute_async(statement, params, execution_profile, timeout)  # (logged; raises as scripted)
+        return Again(self, params)
+
+
+def test_a_request_finishing_again_after_the_end_sends_as_the_drivers(spec):
+    """A future that calls its listener a second time, after every request finished, while the statements
+    go on after their end: the driver's executor sends the next statement with its listeners, and so does
+    ours (made again, having let them go)."""
+    logs = []
+    for executor_class in (DRIVERS, spec.ListResults):
+        session = AgainSession()
+        try:
+            executor = executor_class(session, Resumed(), PROFILE)
+            first = _outcome(executor.execute(1, False))
+            callback, value, args = session.again[0]
+            callback(value, *args)
+        finally:
+            session.close()
+        logs.append((first, session.log, len(session.again)))
+    assert logs[1] == logs[0]
+    assert logs[0][2] == 2  # the second statement was sent, its listener added
 
 
 def test_results_are_the_drivers_types(spec):

@@ -8,10 +8,11 @@ from __future__ import annotations
 import gc
 import threading
 import time
+import weakref
 
 import pytest
 from cassandra import ConsistencyLevel, InvalidRequest, OperationTimedOut
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, ResultSet, Session
 from cassandra import concurrent
 from cassandra.concurrent import execute_concurrent, execute_concurrent_with_args
 from cassandra.policies import ConstantSpeculativeExecutionPolicy, FallthroughRetryPolicy
@@ -504,3 +505,31 @@ def test_kept_results_leave_out_of_the_collector_what_cannot_lead_back(sessions)
         future.add_callbacks(seen.append, errors.append)
         future.add_errback(errors.append)
         assert seen == [None] and errors == [] and future._event.is_set() and future.result().all() == []
+
+
+def test_concurrent_results_are_freed_with_their_last_reference(sessions):
+    """Results of ``execute_concurrent_with_args`` once the caller lets them go: freed at once, the cyclic
+    collector off (the executor leaves no cycle through itself, as the driver's leaves none), and none of
+    them is the collector's garbage later. (Their futures are the driver's connection's: this session keeps
+    it, whose timers hold a cycle through each future until it is collected.)"""
+    ours, _ = sessions
+    insert = ours.prepare(f"INSERT INTO {KEYSPACE}.kv (k, c, v) VALUES (6, ?, ?)")
+    select = ours.prepare(f"SELECT * FROM {KEYSPACE}.kv WHERE k = 1 AND c = ?")
+    gc.collect()
+    gc.disable()
+    try:
+        for statement, parameters in ((insert, [(c, "v") for c in range(60)]), (select, [(c,) for c in range(60)])):
+            results = execute_concurrent_with_args(ours, statement, parameters, concurrency=9)
+            assert all(ok for ok, _ in results)
+            kept = [weakref.ref(result) for _, result in results]
+            del results
+            assert [ref() for ref in kept] == [None] * len(parameters)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            assert not [o for o in gc.garbage if isinstance(o, (ResultSet, concurrent.ExecutionResult))]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    finally:
+        gc.enable()
