@@ -200,6 +200,16 @@ def is_instance(obj, cls):
     return _is_instance(obj, cls)
 
 
+def recorded_steps(tuple names):
+    """``pyfactories.futures._futures_py.recorded_steps``."""
+    return _steps(names)
+
+
+def finds_as_recorded(tuple recorded):
+    """``pyfactories.futures._futures_py.finds_as_recorded``."""
+    return _unchanged(recorded)
+
+
 def cassandra_set_result(FutureFields future not None, host, connection, pool, response):
     """``pyfactories.futures._futures_py.set_result`` (cassandra-driver's)."""
     if not _is_instance(response, ResultMessage):

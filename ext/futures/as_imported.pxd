@@ -4,7 +4,9 @@
 # ``is_instance`` is ``isinstance`` (the twins call it), answered from the classes where that is what it does.
 
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject
+from libc.string cimport memcpy
 
 cdef extern from "Python.h":
     PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
@@ -27,8 +29,10 @@ cdef extern from *:
 
 cdef inline tuple steps(tuple names):
     """``(tags, (cls, name, what it finds now) or (cls, name) for nothing, ...)`` for each pair ``(cls, name)``;
-    ``tags``: the classes' version tags when :func:`unchanged` last found every step as recorded."""
-    cdef list made = [[]]
+    ``tags``: the classes' version tags when :func:`unchanged` last found every step as recorded, as C
+    ``unsigned int`` in a ``bytearray`` of a fixed size, written in place (none yet: zeros, which no class
+    has; a size changed from Python: none ever)."""
+    cdef list made = [bytearray(len(names) * sizeof(unsigned int) if len(names) <= 16 else 0)]
     cdef PyObject* found
     for cls, name in names:
         found = found_on(cls, name)
@@ -46,14 +50,17 @@ cdef inline bint unchanged(tuple recorded) except -1:
     no other thread) can come between a verdict and the tags kept with it."""
     cdef PyObject* found
     cdef tuple step
-    cdef list tags = <list?>recorded[0]
+    cdef object tags = recorded[0]
     cdef Py_ssize_t i, n = len(recorded) - 1
     cdef unsigned int tag
     cdef unsigned int seen[16]
-    if len(tags) == n:
+    cdef bint kept = (n <= 16 and type(tags) is bytearray
+                      and PyByteArray_GET_SIZE(tags) == n * <Py_ssize_t>sizeof(unsigned int))
+    if kept:
+        memcpy(seen, PyByteArray_AS_STRING(tags), n * sizeof(unsigned int))
         for i in range(n):
             tag = pf_version_tag(<PyObject*>(<tuple>recorded[i + 1])[0])
-            if tag == 0 or tag != <unsigned int>tags[i]:
+            if tag == 0 or tag != seen[i]:
                 break
         else:
             return True
@@ -69,8 +76,9 @@ cdef inline bint unchanged(tuple recorded) except -1:
             return False
         if i < 16:
             seen[i] = pf_version_tag(<PyObject*>step[0])
-    if n <= 16:
-        tags[:] = [seen[i] for i in range(n)]
+    # (its size asked again: a stand-in's __class__, read by isinstance, is Python code)
+    if kept and PyByteArray_GET_SIZE(tags) == n * <Py_ssize_t>sizeof(unsigned int):
+        memcpy(PyByteArray_AS_STRING(tags), seen, n * sizeof(unsigned int))
     return True
 
 

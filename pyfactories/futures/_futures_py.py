@@ -156,6 +156,17 @@ def is_instance(obj: Any, cls: Any) -> bool:
     return isinstance(obj, cls)
 
 
+def recorded_steps(names: tuple) -> tuple:
+    """What ``(cls, name)`` pairs find now, for :func:`finds_as_recorded` (the compiled record also keeps the
+    classes' version tags, so that while none changed nothing is looked up again)."""
+    return _plans_py._steps(names)
+
+
+def finds_as_recorded(recorded: tuple) -> bool:
+    """Whether each class of ``recorded`` is still a class whose name finds what it found then."""
+    return _plans_py._unchanged(recorded)
+
+
 def cassandra_set_result(future: Any, host: Any, connection: Any, pool: Any, response: Any) -> None:
     """cassandra-driver's ``ResponseFuture._set_result`` of a RESULT with rows or without (VOID) and no trace: any other
     answer goes to the driver's method."""

@@ -32,8 +32,9 @@ _ABSENT = object()
 
 def _type_lookup(cls: type, name: str) -> Any:
     """What ``cls.name`` finds on the class and its bases, unbound (``_ABSENT`` for nothing, and for
-    anything but a class: a stand-in put in the driver's place, e.g. by ``mock.patch``)."""
-    if not isinstance(cls, type):
+    anything but a class: a stand-in put in the driver's place, e.g. by ``mock.patch``, even one whose
+    ``__class__`` says it is a class)."""
+    if not issubclass(type(cls), type):
         return _ABSENT
     for klass in type.__dict__["__mro__"].__get__(cls):
         if name in vars(klass):
@@ -68,7 +69,7 @@ def _steps(names: Any) -> tuple:
 
 def _unchanged(steps: tuple) -> bool:
     """Whether every class of ``steps`` is a class and each name finds what it found then."""
-    return all(isinstance(cls, type) and _type_lookup(cls, name) is then for cls, name, then in steps)
+    return all(issubclass(type(cls), type) and _type_lookup(cls, name) is then for cls, name, then in steps)
 
 
 _SEARCHED = _steps((
