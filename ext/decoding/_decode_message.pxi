@@ -59,7 +59,7 @@ cdef inline int _plain_result(cls, flags, opcode, body) except -1:
 from cpython.object cimport PyTypeObject
 from cpython.type cimport PyType_Check
 
-from as_imported cimport found_on as _found_on
+from as_imported cimport found_on as _found_on, steps as _steps, unchanged as _unchanged
 
 cdef extern from *:
     """
@@ -73,21 +73,37 @@ cdef extern from *:
 cdef PyObject* _TYPES_NEW = _found_on(type, "__new__")
 cdef PyObject* _OBJECTS_NEW = _found_on(object, "__new__")
 cdef tuple _NO_ARGS = ()
+# (class, its metaclass, the two lookups of __new__ as recorded, whether they found object's and type's):
+# the class last made a message of, replaced as one object (a collection while it is made can run Python)
+cdef tuple _NEW_OF = (None, None, None, False)
+
+
+cdef bint _made_as_object(message_cls) except -1:
+    """Whether ``message_cls.__new__(message_cls)`` finds ``object.__new__``: a class whose ``__new__`` slot is
+    object's and whose bases find object's ``__new__``, whose metaclass reads attributes as ``type`` does and
+    has no ``__new__`` of its own in front of it. (A class may keep object's slot and still find another
+    ``__new__``: one that names a builtin type's, ``__new__ = int.__new__``.) The two lookups are recorded
+    for the class last asked, and looked up again only after a class changed (their version tags)."""
+    global _NEW_OF
+    cdef tuple known = _NEW_OF
+    meta = type(message_cls)
+    if not (PyType_Check(message_cls) and (<PyTypeObject*>message_cls).tp_new == (<PyTypeObject*>object).tp_new
+            and pf_reads_as_type(meta)):
+        return False
+    if known[0] is not message_cls or known[1] is not meta:
+        recorded = _steps(((message_cls, "__new__"), (meta, "__new__")))
+        first, then = <tuple>recorded[1], <tuple>recorded[2]
+        known = (message_cls, meta, recorded, len(first) == 3 and <PyObject*>first[2] is _OBJECTS_NEW
+                 and len(then) == 3 and <PyObject*>then[2] is _TYPES_NEW)
+        _NEW_OF = known
+    return known[3] and _unchanged(<tuple>known[2])
 
 
 cdef object _new_message(message_cls):
-    """``message_cls.__new__(message_cls)``. When that finds ``object.__new__`` (a class whose ``__new__``
-    slot is object's and whose bases find object's ``__new__``, whose metaclass reads attributes as
-    ``type`` does and has no ``__new__`` of its own in front of it), the slot is called directly, as
-    ``object.__new__`` would call it: the same object, without looking the name up and calling through
-    its wrapper. (A class may keep object's slot and still find another ``__new__``: one that names a
-    builtin type's, ``__new__ = int.__new__``.)"""
-    meta = type(message_cls)
-    if (PyType_Check(message_cls)
-            and (<PyTypeObject*>message_cls).tp_new == (<PyTypeObject*>object).tp_new
-            and _found_on(message_cls, "__new__") is _OBJECTS_NEW
-            and pf_reads_as_type(meta)
-            and _found_on(meta, "__new__") is _TYPES_NEW):
+    """``message_cls.__new__(message_cls)``. When that finds ``object.__new__`` (:func:`_made_as_object`),
+    the slot is called directly, as ``object.__new__`` would call it: the same object, without looking the
+    name up and calling through its wrapper."""
+    if _made_as_object(message_cls):
         return (<PyTypeObject*>message_cls).tp_new(<type>message_cls, <PyObject*>_NO_ARGS, NULL)
     return message_cls.__new__(message_cls)
 

@@ -112,3 +112,41 @@ def _decoder():
     """The decoder of the fast path's tuple handler (its message class keeps it)."""
     handler = decoding.handler("tuple")
     return handler.message_types_by_opcode[ResultMessage.opcode].decoder
+
+
+@pytest.mark.parametrize("body", [VOID, ROWS], ids=["void", "rows"])
+@pytest.mark.parametrize("change", ["class", "base", "metaclass", "__class__"])
+def test_a_class_changed_after_its_first_message_makes_the_next_as_python_finds_it(change, body):
+    """What ``__new__`` finds is recorded for the class last asked, and found again once it or its bases or
+    metaclass changed, or the class was given another metaclass: each message as ``message_cls.__new__``."""
+    meta = type("Meta", (type(ResultMessage),), {})
+    base = meta("Base", (ResultMessage,), {})
+    message_cls = meta("Changing", (base,), {})
+    other = meta("Other", (ResultMessage,), {})
+    handlers = [type("Handler", (ProtocolHandler,), {
+        "decode_message": _fastpath.make_decode_message(_decoder(), ProtocolHandler.decode_message.__func__,
+                                                        cls, _driver.takes_protocol_features())})
+        for cls in (message_cls, other)]
+    del NEWS[:]
+    for handler in handlers[::-1] * 2:  # two classes in turn (the record replaced each time), this one last
+        assert type(decode(handler, body)).__name__ in ("Changing", "Other")
+    assert NEWS == []
+
+    def new(cls, *args):
+        NEWS.append(f"{change}:{cls.__name__}")
+        return object.__new__(cls)
+
+    if change == "class":
+        message_cls.__new__ = new
+    elif change == "base":
+        base.__new__ = new
+    elif change == "metaclass":
+        meta.__new__ = property(lambda cls: lambda c: new(c))
+    else:
+        message_cls.__class__ = MetaNew  # (reads attributes as type does: only its __new__ is in front)
+        change = "meta"
+    for _ in range(2):
+        msg = decode(handlers[0], body)
+        assert NEWS == [f"{change}:Changing"] and type(msg) is message_cls
+        del NEWS[:]
+        assert seen(msg)[1:] == seen(decode(ProtocolHandler, body))[1:]
