@@ -313,3 +313,26 @@ cdef class TimerService:
             return sorted(self._queues)
         finally:
             self._lock.release()
+
+
+@cython.final
+cdef class CurrentTimers:
+    """``pyfactories.connection._timers_py.CurrentTimers``."""
+
+    cdef object _reactor, _made
+    cdef tuple _current  # (loop, service): replaced as one object
+
+    def __init__(self, reactor, made):
+        self._reactor, self._made = reactor, made
+        self._current = None
+
+    def create_timer(self, cls, timeout, callback):
+        cdef tuple current = self._current
+        if current is None or current[0] is not self._reactor._global_loop:
+            timers = self._made()
+            current = (timers.loop, timers.service)
+            self._current = current
+        service = current[1]
+        if type(service) is TimerService:
+            return (<TimerService>service).add(timeout, callback)
+        return service.add(timeout, callback)

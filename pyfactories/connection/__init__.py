@@ -51,13 +51,13 @@ if COMPILED:
     from . import _framing as framing
     from ._fields import ConnectionFields
     from ._libev_turn import LibevTurn
-    from ._timers import TimerService
+    from ._timers import CurrentTimers, TimerService
 else:
     from . import _encoding_py as encoding
     from . import _framing_py as framing
     from ._fields_py import ConnectionFields
     from ._libev_turn_py import LibevTurn
-    from ._timers_py import TimerService
+    from ._timers_py import CurrentTimers, TimerService
 
 _attach_lock = threading.Lock()
 
@@ -197,12 +197,8 @@ class TimerQueueLibevConnection(ConnectionFields, CoalescedWrites, CompiledFrami
         super().handle_fork()
         _libev_timers = None
 
-    @classmethod
-    def create_timer(cls, timeout: float, callback: Callable[[], object]) -> TimerHandle:
-        timers = _libev_timers
-        if timers is None or timers.loop is not _libevreactor._global_loop:
-            timers = libev_timers()
-        return timers.service.add(timeout, callback)
+    #: ``create_timer(timeout, callback)``: a timer of :func:`libev_timers`, the current loop's
+    create_timer = classmethod(CurrentTimers(_libevreactor, libev_timers).create_timer)
 
 
 class TimerQueueAsyncioConnection(ConnectionFields, CoalescedAsyncioWrites,  # type: ignore[misc,valid-type]

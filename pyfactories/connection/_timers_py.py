@@ -223,3 +223,21 @@ class TimerService:
         """The timeout buckets that have a queue now, in ``resolution`` units."""
         with self._lock:
             return sorted(self._queues)
+
+
+class CurrentTimers:
+    """The timer service of a reactor's current loop, for its connection class's ``create_timer``
+    (``classmethod(current.create_timer)``): ``made()`` gives the timers (``.loop``, ``.service``) of the loop
+    ``reactor._global_loop`` is now, a new one after a fork; the last ones are kept with their loop and asked
+    for again only once the reactor's loop is another."""
+
+    def __init__(self, reactor: object, made: Callable[[], object]) -> None:
+        self._reactor, self._made = reactor, made
+        self._current: tuple[object, TimerService] | None = None
+
+    def create_timer(self, cls: type, timeout: float, callback: Callable[[], object]) -> TimerHandle:
+        current = self._current
+        if current is None or current[0] is not self._reactor._global_loop:  # type: ignore[attr-defined]
+            timers = self._made()
+            current = self._current = (timers.loop, timers.service)  # type: ignore[attr-defined]
+        return current[1].add(timeout, callback)
