@@ -20,6 +20,9 @@ cdef class Once:
         return self._flag
 
     def set(self):
+        self._set()
+
+    cdef void _set(self) except *:
         cdef object lock
         if not self._flag:
             self._flag = True
@@ -136,7 +139,11 @@ cdef inline void _finish(FutureFields future, response, bint result, generation=
             timer.cancel()
     if _ABORTABLE:
         _record_time(future)
-    future._event.set()
+    event = future._event
+    if type(event) is Once:  # (not a subclass: its own set is what runs)
+        (<Once>event)._set()
+    else:
+        event.set()
     _wake(future._pyfactories_awaiter, future, response, not result)
     for item in to_call:
         kwargs = <dict>item[2]

@@ -271,6 +271,27 @@ def test_a_future_without_callbacks_finishes(spec, lean):
         assert future._event.is_set()
 
 
+@pytest.mark.parametrize("event", ["once", "subclass", "threading"])
+def test_a_future_finished_sets_its_event_whatever_it_is(spec, lean, event):
+    """A future's event is set when it finishes: ours, a subclass's own ``set``, or an event put in its
+    place (the driver's kind)."""
+    calls = []
+
+    class Mine(spec.Once):
+        def set(self):
+            calls.append("set")
+            super().set()
+
+    made = {"once": spec.Once, "subclass": Mine, "threading": threading.Event}[event]()
+    for finish in (spec.set_final_result, spec.set_final_exception):
+        calls.clear()
+        future = bare(lean, made)
+        made.clear()
+        finish(future, ValueError("x"))
+        assert future._event is made and made.is_set() and made.wait(0)
+        assert calls == (["set"] if event == "subclass" else [])
+
+
 def test_a_result_of_none_is_a_result(pair):
     for future in pair:
         log = []
