@@ -146,6 +146,9 @@ cdef class ListResults:
         cdef bint untouched = False
         if self._error is None:  # sent after every request had finished (an iterator that went on after its end)
             self._listen()
+        # held here: Python code sending the request (a session's own execute_async) may run this executor
+        # to its end meanwhile, which lets go of them
+        success, lean_success, error = self._success, self._lean_success, self._error
         session = self.session
         if _executes_as_driver(session):
             future = _execute(session, statement, params, False, None, timeout, self._profile, None, None, None,
@@ -156,9 +159,9 @@ cdef class ListResults:
             future = session.execute_async(statement, params, timeout=timeout, execution_profile=self._profile)
         args = (future, idx)
         if untouched:
-            _add_callbacks(<FutureFields>future, self._lean_success, self._error, args, {}, args, {})
+            _add_callbacks(<FutureFields>future, lean_success, error, args, {}, args, {})
         else:
-            future.add_callbacks(callback=self._success, callback_args=args, errback=self._error, errback_args=args)
+            future.add_callbacks(callback=success, callback_args=args, errback=error, errback_args=args)
 
     cdef _send_queued(self, idx, statement, params):
         if self._sending:

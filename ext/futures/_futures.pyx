@@ -205,8 +205,14 @@ def recorded_steps(tuple names):
     return _steps(names)
 
 
-def finds_as_recorded(tuple recorded):
-    """``pyfactories.futures._futures_py.finds_as_recorded``."""
+def finds_as_recorded(tuple recorded not None):
+    """``pyfactories.futures._futures_py.finds_as_recorded`` (of a record :func:`recorded_steps` made: a tuple
+    of another shape is refused, one whose first item is not its tags is looked up in full)."""
+    if not recorded:
+        raise ValueError("a record of steps begins with its tags")
+    for step in recorded[1:]:
+        if type(step) is not tuple or not 2 <= len(<tuple>step) <= 3:
+            raise TypeError(f"a recorded step is (class, name) or (class, name, what it found), not {step!r}")
     return _unchanged(recorded)
 
 

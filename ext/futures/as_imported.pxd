@@ -4,9 +4,7 @@
 # ``is_instance`` is ``isinstance`` (the twins call it), answered from the classes where that is what it does.
 
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.object cimport PyObject, PyTypeObject
-from libc.string cimport memcpy
 
 cdef extern from "Python.h":
     PyObject* _PyType_Lookup(PyTypeObject* type, PyObject* name)  # borrowed; never raises
@@ -27,12 +25,53 @@ cdef extern from *:
     unsigned int pf_version_tag(PyObject* cls)  # what CPython's own method cache keys a class's lookups on
 
 
+cdef extern from *:
+    """
+    /* What unchanged() last found true of a record: for each step its class, name and what it found
+       (borrowed, only ever compared) and the class's version tag then. Kept in a capsule: out of reach of
+       Python code, which can neither read nor write it, nor give one record another's. */
+    #define PF_MAX_STEPS 16
+    #define PF_TAGS_NAME "pyfactories.recorded_tags"
+    typedef struct {
+        Py_ssize_t count;  /* 0: nothing recorded yet */
+        PyObject *cls[PF_MAX_STEPS], *name[PF_MAX_STEPS], *found[PF_MAX_STEPS];
+        unsigned int tag[PF_MAX_STEPS];
+    } pf_tags;
+
+    static void pf_tags_free(PyObject *capsule) {
+        PyMem_Free(PyCapsule_GetPointer(capsule, PF_TAGS_NAME));
+    }
+
+    static PyObject *pf_tags_new(void) {
+        pf_tags *tags = (pf_tags *)PyMem_Calloc(1, sizeof(pf_tags));
+        PyObject *capsule;
+        if (tags == NULL) return PyErr_NoMemory();
+        capsule = PyCapsule_New(tags, PF_TAGS_NAME, pf_tags_free);
+        if (capsule == NULL) PyMem_Free(tags);
+        return capsule;
+    }
+
+    /* The tags of a record's first item; NULL if it is not such a capsule. */
+    static pf_tags *pf_tags_of(PyObject *item) {
+        if (!PyCapsule_IsValid(item, PF_TAGS_NAME)) return NULL;
+        return (pf_tags *)PyCapsule_GetPointer(item, PF_TAGS_NAME);
+    }
+    """
+    ctypedef struct pf_tags:
+        Py_ssize_t count
+        PyObject* cls[16]
+        PyObject* name[16]
+        PyObject* found[16]
+        unsigned int tag[16]
+    object pf_tags_new()
+    pf_tags* pf_tags_of(object item)
+    enum: PF_MAX_STEPS
+
+
 cdef inline tuple steps(tuple names):
     """``(tags, (cls, name, what it finds now) or (cls, name) for nothing, ...)`` for each pair ``(cls, name)``;
-    ``tags``: the classes' version tags when :func:`unchanged` last found every step as recorded, as C
-    ``unsigned int`` in a ``bytearray`` of a fixed size, written in place (none yet: zeros, which no class
-    has; a size changed from Python: none ever)."""
-    cdef list made = [bytearray(len(names) * sizeof(unsigned int) if len(names) <= 16 else 0)]
+    ``tags``: what :func:`unchanged` last found true of the steps, in a capsule."""
+    cdef list made = [pf_tags_new()]
     cdef PyObject* found
     for cls, name in names:
         found = found_on(cls, name)
@@ -41,26 +80,30 @@ cdef inline tuple steps(tuple names):
 
 
 cdef inline bint unchanged(tuple recorded) except -1:
-    """Whether every class of ``recorded`` is a class and each name finds what it found then.
+    """Whether every class of ``recorded`` (made by :func:`steps`) is a class and each name finds what it
+    found then.
 
     The classes' version tags are where CPython keeps that answer: a class's tag is dropped (made 0) when
-    it or any of its bases changes, and a new one is never one given before. While every class has the
-    tag it had at the last full check, nothing is looked up again. The full check reads each tag right
-    after its lookup and makes nothing until all are read: no allocation (so no collection, no finalizer,
-    no other thread) can come between a verdict and the tags kept with it."""
+    it or any of its bases changes, and a new one is never one given before. While every step is the one
+    last found true (the same class, name and finding) and its class has the tag it had then, nothing is
+    looked up again. The full check reads each tag right after its lookup and runs no Python code: no
+    collection, finalizer or other thread can come between a verdict and the tags kept with it."""
     cdef PyObject* found
+    cdef PyObject* then
     cdef tuple step
-    cdef object tags = recorded[0]
+    cdef pf_tags* tags = pf_tags_of(recorded[0])
     cdef Py_ssize_t i, n = len(recorded) - 1
     cdef unsigned int tag
-    cdef unsigned int seen[16]
-    cdef bint kept = (n <= 16 and type(tags) is bytearray
-                      and PyByteArray_GET_SIZE(tags) == n * <Py_ssize_t>sizeof(unsigned int))
-    if kept:
-        memcpy(seen, PyByteArray_AS_STRING(tags), n * sizeof(unsigned int))
+    if tags is not NULL and tags.count == n:
         for i in range(n):
-            tag = pf_version_tag(<PyObject*>(<tuple>recorded[i + 1])[0])
-            if tag == 0 or tag != seen[i]:
+            step = <tuple>recorded[i + 1]
+            cls = step[0]
+            then = <PyObject*>step[2] if len(step) == 3 else NULL
+            if (not isinstance(cls, type) or tags.cls[i] is not <PyObject*>cls
+                    or tags.name[i] is not <PyObject*>step[1] or tags.found[i] is not then):
+                break
+            tag = pf_version_tag(<PyObject*>cls)
+            if tag == 0 or tag != tags.tag[i]:
                 break
         else:
             return True
@@ -74,11 +117,11 @@ cdef inline bint unchanged(tuple recorded) except -1:
                 return False
         elif found is NULL or found is not <PyObject*>step[2]:
             return False
-        if i < 16:
-            seen[i] = pf_version_tag(<PyObject*>step[0])
-    # (its size asked again: a stand-in's __class__, read by isinstance, is Python code)
-    if kept and PyByteArray_GET_SIZE(tags) == n * <Py_ssize_t>sizeof(unsigned int):
-        memcpy(PyByteArray_AS_STRING(tags), seen, n * sizeof(unsigned int))
+        if tags is not NULL and n <= PF_MAX_STEPS:
+            tags.cls[i], tags.name[i], tags.found[i] = <PyObject*>step[0], <PyObject*>step[1], found
+            tags.tag[i] = pf_version_tag(<PyObject*>step[0])
+    if tags is not NULL and n <= PF_MAX_STEPS:
+        tags.count = n
     return True
 
 

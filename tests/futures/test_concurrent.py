@@ -242,6 +242,42 @@ def test_a_request_finishing_again_after_the_end_sends_as_the_drivers(spec):
     assert logs[0][2] == 2  # the second statement was sent, its listener added
 
 
+class Reentering(Session):
+    """Its second ``execute_async`` runs the executor it was handed (a listener's ``__self__``) once more,
+    inside the send: that call runs to its end and lets the executor's listeners go."""
+
+    def __init__(self):
+        super().__init__(True)
+        self.executor, self.inner = None, None
+
+    def execute_async(self, statement, params, execution_profile=None, timeout=_NOT_SET):
+        if len([entry for entry in self.log if entry[0] == "execute_async"]) == 1:
+            self.inner = _outcome(self.executor.execute(1, False))
+        return super().execute_async(statement, params, execution_profile, timeout)
+
+class Grabbing(Future):
+    def add_callbacks(self, callback, errback, **kwargs):
+        self.session.executor = getattr(callback, "__self__", None)
+        super().add_callbacks(callback, errback, **kwargs)
+
+
+def test_a_send_that_runs_the_executor_to_its_end_still_adds_its_listeners(spec, monkeypatch):
+    """Python code sending a request (a session's own ``execute_async``) that runs the same executor again
+    to its end: the request being sent still gets the executor's listeners, as with the driver's."""
+    monkeypatch.setattr(sys.modules[__name__], "Future", Grabbing)
+    answers = []
+    for executor_class in (DRIVERS, spec.ListResults):
+        session = Reentering()
+        try:
+            script = [(f"statement {i}", ("ok", [(i,)])) for i in range(3)]
+            answers.append((_outcome(executor_class(session, iter(script), PROFILE).execute(1, False)),
+                            session.inner))
+        finally:
+            session.close()
+    assert answers[1] == answers[0] and answers[0][1] is not None
+    assert all(ok for ok, _ in answers[0][0] + answers[0][1])  # (no listener left out: none failed)
+
+
 def test_results_are_the_drivers_types(spec):
     answer = spec.ListResults(Session(True), iter([("s", ("ok", [(1,)])), ("s", ("error", Failed(2)))]), PROFILE)
     results = answer.execute(2, False)

@@ -1,7 +1,7 @@
 """What the compiled futures check before a step they take in C instead of a driver's method: a record
 of what ``(cls, name)`` pairs found, against what they find now (``finds_as_recorded``), compiled (``c``:
 it also keeps the classes' version tags, and looks nothing up while none changed) and pure Python
-(``py``); the kept tags are reachable from Python, and whatever is done to them changes no answer."""
+(``py``)."""
 
 from __future__ import annotations
 
@@ -62,30 +62,46 @@ def test_a_stand_in_for_a_class_is_never_as_recorded(spec):
     assert not spec.finds_as_recorded(stand_in)
 
 
-@pytest.mark.parametrize("tamper", ["garbage", "longer", "shorter", "exported"])
-def test_the_kept_tags_changed_from_python_change_no_answer(tamper):
+def test_the_kept_tags_are_out_of_reach_and_never_lend_one_record_another_records_answer():
+    """The compiled record's tags are a capsule: Python code can neither read nor write them, and a record
+    put together from another one's tags and other steps is looked up in full."""
     compiled = importlib.import_module(MODULES["c"])
     base, leaf = classes()
-    recorded = compiled.recorded_steps(((leaf, "step"), (base, "other")))
-    tags = recorded[0]
-    assert type(tags) is bytearray and compiled.finds_as_recorded(recorded)
-    held = None
-    if tamper == "garbage":
-        tags[:] = b"\xff" * len(tags)
-    elif tamper == "longer":
-        tags.extend(b"\x00" * 64)
-    elif tamper == "shorter":
-        del tags[1:]
-    else:
-        held = memoryview(tags)  # (an export: the record is written in place, never resized)
-    for _ in range(2):
-        assert compiled.finds_as_recorded(recorded)
-    base.other = 1
-    assert not compiled.finds_as_recorded(recorded)
-    del base.other
-    assert compiled.finds_as_recorded(recorded)
-    if held is not None:
-        held.release()
+    old = compiled.recorded_steps(((base, "step"),))
+    original = base.__dict__["step"]
+    assert compiled.finds_as_recorded(old)
+    with pytest.raises(TypeError):
+        memoryview(old[0])
+    base.step = lambda self: "replaced"
+    new = compiled.recorded_steps(((base, "step"),))
+    assert compiled.finds_as_recorded(new) and not compiled.finds_as_recorded(old)
+    assert not compiled.finds_as_recorded((new[0],) + old[1:])  # the new record's tags, the old steps
+    assert compiled.finds_as_recorded((old[0],) + new[1:])  # (true: found in full)
+    base.step = original
+    assert compiled.finds_as_recorded(old) and not compiled.finds_as_recorded((old[0],) + new[1:])
+    assert not compiled.finds_as_recorded((object(),) + new[1:]) and compiled.finds_as_recorded((None,) + old[1:])
+
+
+@pytest.mark.parametrize("stand_in_first", [True, False])
+def test_a_step_that_is_not_a_class_is_never_as_recorded(spec, stand_in_first):
+    """A stand-in in a class's place (a mock) found false from the first check on, kept tags or not."""
+    base, _ = classes()
+
+    class StandIn:
+        step = base.__dict__["step"]
+
+    pairs = ((StandIn(), "step"), (base, "step")) if stand_in_first else ((base, "step"), (StandIn(), "step"))
+    recorded = spec.recorded_steps(pairs)
+    for _ in range(3):
+        assert not spec.finds_as_recorded(recorded)
+
+
+@pytest.mark.parametrize("record", [(), (None, "not a step"), (None, (int,)), (None, (int, "x", 1, 2)),
+                                    (None, [int, "x"])])
+def test_a_record_of_another_shape_is_refused(record):
+    compiled = importlib.import_module(MODULES["c"])
+    with pytest.raises((TypeError, ValueError)):
+        compiled.finds_as_recorded(record)
 
 
 def test_many_steps_are_checked_each_time(spec):
