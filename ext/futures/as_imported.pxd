@@ -47,14 +47,22 @@ cdef extern from *:
         PyObject *capsule;
         if (tags == NULL) return PyErr_NoMemory();
         capsule = PyCapsule_New(tags, PF_TAGS_NAME, pf_tags_free);
-        if (capsule == NULL) PyMem_Free(tags);
+        if (capsule == NULL) {
+            PyMem_Free(tags);
+            return NULL;
+        }
+        if (PyCapsule_SetContext(capsule, tags) < 0) {  /* (read back without comparing names) */
+            Py_DECREF(capsule);
+            return NULL;
+        }
         return capsule;
     }
 
-    /* The tags of a record's first item; NULL if it is not such a capsule. */
+    /* The tags of a record's first item, made by this module; NULL for anything else (asked by its
+       destructor, this module's own function: no name compared per check). */
     static pf_tags *pf_tags_of(PyObject *item) {
-        if (!PyCapsule_IsValid(item, PF_TAGS_NAME)) return NULL;
-        return (pf_tags *)PyCapsule_GetPointer(item, PF_TAGS_NAME);
+        if (!PyCapsule_CheckExact(item) || PyCapsule_GetDestructor(item) != pf_tags_free) return NULL;
+        return (pf_tags *)PyCapsule_GetContext(item);
     }
     """
     ctypedef struct pf_tags:
