@@ -64,6 +64,27 @@ cdef extern from *:
         if (!PyCapsule_CheckExact(item) || PyCapsule_GetDestructor(item) != pf_tags_free) return NULL;
         return (pf_tags *)PyCapsule_GetContext(item);
     }
+
+    /* Whether every step of ``recorded`` (its tags first) is the one ``tags`` last found true, its class
+       still of the tag it had then: no lookup, no reference taken, nothing that runs Python code. */
+    static int pf_tags_hold(const pf_tags *tags, PyObject *recorded) {
+        Py_ssize_t i, size, n = PyTuple_GET_SIZE(recorded) - 1;
+        PyObject *step, *cls;
+        unsigned int tag;
+        if (tags->count != n) return 0;
+        for (i = 0; i < n; i++) {
+            step = PyTuple_GET_ITEM(recorded, i + 1);
+            if (!PyTuple_CheckExact(step) || (size = PyTuple_GET_SIZE(step)) < 2 || size > 3) return 0;
+            cls = PyTuple_GET_ITEM(step, 0);
+            if (cls != tags->cls[i] || PyTuple_GET_ITEM(step, 1) != tags->name[i]
+                    || (size == 3 ? PyTuple_GET_ITEM(step, 2) : NULL) != tags->found[i] || !PyType_Check(cls)) {
+                return 0;
+            }
+            tag = ((PyTypeObject *)cls)->tp_version_tag;
+            if (tag == 0 || tag != tags->tag[i]) return 0;
+        }
+        return 1;
+    }
     """
     ctypedef struct pf_tags:
         Py_ssize_t count
@@ -74,6 +95,7 @@ cdef extern from *:
     object pf_tags_new()
     pf_tags* pf_tags_of(object item)
     enum: PF_MAX_STEPS
+    bint pf_tags_hold(const pf_tags* tags, object recorded)
 
 
 cdef inline tuple steps(tuple names):
@@ -97,24 +119,11 @@ cdef inline bint unchanged(tuple recorded) except -1:
     looked up again. The full check reads each tag right after its lookup and runs no Python code: no
     collection, finalizer or other thread can come between a verdict and the tags kept with it."""
     cdef PyObject* found
-    cdef PyObject* then
     cdef tuple step
     cdef pf_tags* tags = pf_tags_of(recorded[0])
     cdef Py_ssize_t i, n = len(recorded) - 1
-    cdef unsigned int tag
-    if tags is not NULL and tags.count == n:
-        for i in range(n):
-            step = <tuple>recorded[i + 1]
-            cls = step[0]
-            then = <PyObject*>step[2] if len(step) == 3 else NULL
-            if (not isinstance(cls, type) or tags.cls[i] is not <PyObject*>cls
-                    or tags.name[i] is not <PyObject*>step[1] or tags.found[i] is not then):
-                break
-            tag = pf_version_tag(<PyObject*>cls)
-            if tag == 0 or tag != tags.tag[i]:
-                break
-        else:
-            return True
+    if tags is not NULL and pf_tags_hold(tags, recorded):
+        return True
     for i in range(n):
         step = <tuple>recorded[i + 1]
         if not isinstance(step[0], type):
