@@ -246,12 +246,12 @@ class Reentering(Session):
     """Its second ``execute_async`` runs the executor it was handed (a listener's ``__self__``) once more,
     inside the send: that call runs to its end and lets the executor's listeners go."""
 
-    def __init__(self):
+    def __init__(self, reenters):
         super().__init__(True)
-        self.executor, self.inner = None, None
+        self.executor, self.inner, self.reenters = None, None, reenters
 
     def execute_async(self, statement, params, execution_profile=None, timeout=_NOT_SET):
-        if len([entry for entry in self.log if entry[0] == "execute_async"]) == 1:
+        if self.reenters and len([entry for entry in self.log if entry[0] == "execute_async"]) == 1:
             self.inner = _outcome(self.executor.execute(1, False))
         return super().execute_async(statement, params, execution_profile, timeout)
 
@@ -263,19 +263,21 @@ class Grabbing(Future):
 
 def test_a_send_that_runs_the_executor_to_its_end_still_adds_its_listeners(spec, monkeypatch):
     """Python code sending a request (a session's own ``execute_async``) that runs the same executor again
-    to its end: the request being sent still gets the executor's listeners, as with the driver's."""
+    to its end: the request being sent still gets the executor's listeners, as with the driver's. (Where the
+    executor queues what is started during a send, scylla-driver's, such a call would wait for the send it
+    is in, with the driver's executor as with ours: there the sends are not re-entered.)"""
     monkeypatch.setattr(sys.modules[__name__], "Future", Grabbing)
     answers = []
     for executor_class in (DRIVERS, spec.ListResults):
-        session = Reentering()
+        session = Reentering(reenters=not spec.QUEUED)
         try:
             script = [(f"statement {i}", ("ok", [(i,)])) for i in range(3)]
             answers.append((_outcome(executor_class(session, iter(script), PROFILE).execute(1, False)),
                             session.inner))
         finally:
             session.close()
-    assert answers[1] == answers[0] and answers[0][1] is not None
-    assert all(ok for ok, _ in answers[0][0] + answers[0][1])  # (no listener left out: none failed)
+    assert answers[1] == answers[0] and (answers[0][1] is None) is spec.QUEUED
+    assert all(ok for ok, _ in answers[0][0] + (answers[0][1] or []))  # (no listener left out: none failed)
 
 
 def test_results_are_the_drivers_types(spec):
