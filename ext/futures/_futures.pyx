@@ -200,15 +200,18 @@ def is_instance(obj, cls):
     return _is_instance(obj, cls)
 
 
-def recorded_steps(tuple names):
-    """``pyfactories.futures._futures_py.recorded_steps``."""
+def recorded_steps(tuple names not None):
+    """``pyfactories.futures._futures_py.recorded_steps`` (names are strings, as attribute names are)."""
+    for pair in names:
+        if type(pair) is not tuple or len(<tuple>pair) != 2 or type((<tuple>pair)[1]) is not str:
+            raise TypeError(f"a step to record is (class, name), the name a str, not {pair!r}")
     return _steps(names)
 
 
 def finds_as_recorded(tuple recorded not None):
     """``pyfactories.futures._futures_py.finds_as_recorded`` (of a record :func:`recorded_steps` made: a tuple
     of another shape is refused, one whose first item is not its tags is looked up in full)."""
-    if not recorded:
+    if not recorded or type(recorded[0]) is tuple:
         raise ValueError("a record of steps begins with its tags")
     for step in recorded[1:]:
         if type(step) is not tuple or not 2 <= len(<tuple>step) <= 3:

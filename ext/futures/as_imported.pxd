@@ -116,28 +116,35 @@ cdef inline bint unchanged(tuple recorded) except -1:
     The classes' version tags are where CPython keeps that answer: a class's tag is dropped (made 0) when
     it or any of its bases changes, and a new one is never one given before. While every step is the one
     last found true (the same class, name and finding) and its class has the tag it had then, nothing is
-    looked up again. The full check reads each tag right after its lookup and runs no Python code: no
-    collection, finalizer or other thread can come between a verdict and the tags kept with it."""
+    looked up again. The full check keeps a step's tag only if the class had that tag, not 0, both before
+    and after its lookup (a lookup can run Python code: the ``__eq__`` of a ``str`` subclass used as a key
+    of a class's dict, which could change a class meanwhile); each step's entry is written only once the
+    step was found true, so each one on its own says what it found while its class kept that tag."""
     cdef PyObject* found
     cdef tuple step
     cdef pf_tags* tags = pf_tags_of(recorded[0])
     cdef Py_ssize_t i, n = len(recorded) - 1
+    cdef unsigned int before
+    cdef bint kept = tags is not NULL and n <= PF_MAX_STEPS
     if tags is not NULL and pf_tags_hold(tags, recorded):
         return True
     for i in range(n):
         step = <tuple>recorded[i + 1]
         if not isinstance(step[0], type):
             return False
+        before = pf_version_tag(<PyObject*>step[0])
         found = found_on(step[0], step[1])
         if len(step) == 2:
             if found is not NULL:
                 return False
         elif found is NULL or found is not <PyObject*>step[2]:
             return False
-        if tags is not NULL and n <= PF_MAX_STEPS:
+        if kept and before != 0 and before == pf_version_tag(<PyObject*>step[0]):
             tags.cls[i], tags.name[i], tags.found[i] = <PyObject*>step[0], <PyObject*>step[1], found
-            tags.tag[i] = pf_version_tag(<PyObject*>step[0])
-    if tags is not NULL and n <= PF_MAX_STEPS:
+            tags.tag[i] = before
+        else:
+            kept = False
+    if kept:
         tags.count = n
     return True
 

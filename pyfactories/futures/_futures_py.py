@@ -158,7 +158,11 @@ def is_instance(obj: Any, cls: Any) -> bool:
 
 def recorded_steps(names: tuple) -> tuple:
     """What ``(cls, name)`` pairs find now, for :func:`finds_as_recorded` (the compiled record also keeps the
-    classes' version tags, so that while none changed nothing is looked up again)."""
+    classes' version tags, so that while none changed nothing is looked up again). Names are strings, as
+    attribute names are."""
+    for pair in names:
+        if type(pair) is not tuple or len(pair) != 2 or type(pair[1]) is not str:
+            raise TypeError(f"a step to record is (class, name), the name a str, not {pair!r}")
     return _plans_py._steps(names)
 
 

@@ -97,11 +97,17 @@ def test_a_step_that_is_not_a_class_is_never_as_recorded(spec, stand_in_first):
 
 
 @pytest.mark.parametrize("record", [(), (None, "not a step"), (None, (int,)), (None, (int, "x", 1, 2)),
-                                    (None, [int, "x"])])
+                                    (None, [int, "x"]), ((int, "real", int.__dict__["real"]),)])
 def test_a_record_of_another_shape_is_refused(record):
     compiled = importlib.import_module(MODULES["c"])
     with pytest.raises((TypeError, ValueError)):
         compiled.finds_as_recorded(record)
+
+
+@pytest.mark.parametrize("names", [((int, None),), ((int, b"real"),), ((int,),), (int,)])
+def test_steps_to_record_are_a_class_and_a_name(spec, names):
+    with pytest.raises(TypeError):
+        spec.recorded_steps(names)
 
 
 def test_many_steps_are_checked_each_time(spec):
