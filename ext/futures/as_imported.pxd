@@ -80,7 +80,7 @@ cdef extern from *:
                     || (size == 3 ? PyTuple_GET_ITEM(step, 2) : NULL) != tags->found[i] || !PyType_Check(cls)) {
                 return 0;
             }
-            tag = ((PyTypeObject *)cls)->tp_version_tag;
+            tag = pf_version_tag(cls);
             if (tag == 0 || tag != tags->tag[i]) return 0;
         }
         return 1;
